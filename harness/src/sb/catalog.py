@@ -1,0 +1,49 @@
+"""The installed tasks, and the selections the CLI makes from them."""
+
+from __future__ import annotations
+
+from sb.errors import SbError
+from sb.task import Task
+
+TIER_CHOICES = ("laptop", "accelerated", "all")
+
+
+def load_tasks(pm=None) -> dict:
+    """slug -> Task from every register_tasks implementation (a duplicate slug raises)."""
+    from sb.plugins import collect, load_plugins
+    pm = pm or load_plugins()
+    registry = collect(pm, "register_tasks", "task", lambda task: task.slug)
+    return dict(sorted(registry.items.items()))
+
+
+def select_tasks(tasks: dict, slugs=None, suite=None, tier="all", set_name=None) -> list:
+    """Tasks named (unknown names are an error), else those matching every filter."""
+    if slugs:
+        unknown = [s for s in slugs if s not in tasks]
+        if unknown:
+            raise SbError(f"unknown task {unknown[0]!r} (see `sb list`)")
+        chosen = [tasks[s] for s in slugs]
+    else:
+        chosen = list(tasks.values())
+    if tier not in TIER_CHOICES:
+        raise SbError(f"unknown tier {tier!r}; choose one of: {', '.join(TIER_CHOICES)}")
+    if set_name is not None and set_name not in {t.meta.frozen_set for t in tasks.values()}:
+        raise SbError(f"unknown set {set_name!r}")
+    if suite is not None and suite not in {t.meta.suite for t in tasks.values()}:
+        raise SbError(f"unknown suite {suite!r}")
+    return [t for t in chosen if _matches(t, suite, tier, set_name) or slugs]
+
+
+def _matches(task: Task, suite, tier, set_name) -> bool:
+    return ((suite is None or task.meta.suite == suite)
+            and (tier == "all" or task.meta.tier == tier)
+            and (set_name is None or task.meta.frozen_set == set_name))
+
+
+def task_row(task: Task) -> dict:
+    """The `sb list --json` object for one task."""
+    m = task.meta
+    return {"slug": m.slug, "version": m.version, "suite": m.suite, "category": m.category, "kind": m.kind,
+            "tier": m.tier, "accelerator": m.accelerator, "difficulty": m.difficulty,
+            "time_limit_s": m.time_limit_s, "deps": list(m.deps), "set": m.frozen_set,
+            "calibration": [vars(c) for c in m.calibration], "probes": m.probes, "package": task.package}

@@ -1,0 +1,226 @@
+"""The `sb` command: thin commands over the library. Output goes through sb.report.terminal.
+
+Exit codes: 0 fine; 1 a broken task, a mutant disagreement or a harness failure; 2 bad
+input, always as one line `sb: error: ...` and never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from sb.errors import SbError
+
+TIER = click.Choice(["laptop", "accelerated", "all"])
+ISOLATION_HELP = "sandbox for graded code: bwrap (default on Linux) or none (no isolation; recorded)"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="scratchbench", prog_name="sb")
+def cli():
+    """scratchbench: can a model actually implement it? Hidden tests decide."""
+
+
+def _emit_json(data) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+def _tasks(slugs=None, suite=None, tier="all", set_name=None) -> list:
+    from sb.catalog import load_tasks, select_tasks
+    return select_tasks(load_tasks(), slugs=slugs, suite=suite, tier=tier, set_name=set_name)
+
+
+def _sandbox(name: str | None, trusted: bool):
+    """The named sandbox; unnamed: bwrap, or for trusted code only, none when bwrap cannot run."""
+    from sb.sandbox import available_sandboxes, choose_sandbox
+    if name is None and trusted and "bwrap" in (sbs := available_sandboxes()) and sbs["bwrap"].unavailable_reason():
+        name = "none"
+    return choose_sandbox(name)
+
+
+@cli.command("list")
+@click.option("--suite", default=None, help="only this suite (ml, coding, production)")
+@click.option("--tier", type=TIER, default="all", show_default=True)
+@click.option("--set", "set_name", default=None, help="only tasks of this set")
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+def list_cmd(suite, tier, set_name, as_json):
+    """List the installed tasks."""
+    from sb.catalog import task_row
+    rows = [task_row(t) for t in _tasks(suite=suite, tier=tier, set_name=set_name)]
+    if as_json:
+        return _emit_json(rows)
+    from sb.report.terminal import print_task_list
+    print_task_list(rows)
+
+
+@cli.command()
+@click.argument("slugs", nargs=-1)
+@click.option("--tier", type=TIER, default="laptop", show_default=True)
+@click.option("--isolation", default=None, help=ISOLATION_HELP)
+@click.option("--json", "as_json", is_flag=True)
+def validate(slugs, tier, isolation, as_json):
+    """Check the contract: reference passes, untouched starter fails every hidden test."""
+    from sb.checks import validate_task
+    sandbox = _sandbox(isolation, trusted=True)
+    results = [validate_task(task, sandbox) for task in _tasks(slugs, tier=tier)]
+    if as_json:
+        _emit_json([v.to_dict() for v in results])
+    else:
+        from sb.report.terminal import print_validations
+        print_validations(results)
+    sys.exit(1 if any(v.verdict == "broken" for v in results) else 0)
+
+
+@cli.command()
+@click.argument("slugs", nargs=-1)
+@click.option("--tier", type=TIER, default="laptop", show_default=True)
+@click.option("--isolation", default=None, help=ISOLATION_HELP)
+@click.option("--json", "as_json", is_flag=True)
+def mutants(slugs, tier, isolation, as_json):
+    """Grade every mutant; exit 1 when one gets another verdict than it expects."""
+    from sb.checks import check_mutants
+    sandbox = _sandbox(isolation, trusted=True)
+    checks = [c for task in _tasks(slugs, tier=tier) for c in check_mutants(task, sandbox)]
+    if as_json:
+        _emit_json([c.to_dict() for c in checks])
+    else:
+        from sb.report.terminal import print_mutants
+        print_mutants(checks)
+    sys.exit(0 if all(c.ok for c in checks) else 1)
+
+
+@cli.command()
+@click.option("--model", required=True, help="reference, starter, or a name an adapter claims (see `sb models`)")
+@click.option("--tasks", "task_list", default="all", show_default=True, help="comma-separated slugs, or all")
+@click.option("--suite", default=None)
+@click.option("--tier", type=TIER, default=None, help="default: all tiers of the chosen tasks")
+@click.option("--set", "set_name", default=None)
+@click.option("--keep", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="keep each task's working directory here")
+@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("results"), show_default=True)
+@click.option("--isolation", default=None, help=ISOLATION_HELP)
+@click.option("--base-url", default=None, help="for OpenAI-compatible servers")
+@click.option("--json", "as_json", is_flag=True, help="print the results document")
+def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, base_url, as_json):
+    """Let a model attempt every chosen task once, grade each, write a results file."""
+    from sb.models.base import ModelOptions, resolve_model
+    from sb.run import Sweep, run_sweep
+    adapter, model_id = resolve_model(model)
+    slugs = None if task_list == "all" else [s.strip() for s in task_list.split(",") if s.strip()]
+    tasks = _tasks(slugs, suite=suite, tier=tier or "all", set_name=set_name)
+    if not tasks:
+        raise SbError("no task matches the selection")
+    sandbox = _sandbox(isolation, trusted=getattr(adapter, "trusted", False))
+    sweep = Sweep(tasks, adapter, model_id, sandbox, ModelOptions(base_url=base_url), results_dir, keep,
+                  set_name or ("custom" if slugs else "all"))
+    from sb.report import terminal
+    doc, path = run_sweep(sweep, on_task=None if as_json else terminal.print_progress_line)
+    if as_json:
+        _emit_json(doc)
+    else:
+        terminal.print_run_table(doc)
+        terminal.print_results_written(path)
+    harness_failed = any(e["status"] in ("collection_error", "harness_error") for e in doc["tasks"])
+    sys.exit(1 if harness_failed else 0)
+
+
+@cli.command()
+@click.argument("slug")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--isolation", default=None, help=ISOLATION_HELP)
+@click.option("--json", "as_json", is_flag=True)
+def grade(slug, directory, isolation, as_json):
+    """Grade DIRECTORY as a solver's output for task SLUG."""
+    from sb.run import reference_ids
+    from sb.grading import grade as grade_files
+    from sb.task import read_tree_from_path
+    task = _tasks([slug])[0]
+    sandbox = _sandbox(isolation, trusted=False)
+    expected = reference_ids(task, sandbox, {})
+    outcome = expected if not isinstance(expected, list) else grade_files(
+        task, read_tree_from_path(directory), sandbox, expected)
+    if as_json:
+        data = outcome.to_dict()
+        _emit_json({k: data[k] for k in ("slug", "status", "passed", "counts", "failed_tests", "detail",
+                                           "duration_s", "isolation", "dropped_files")})
+    else:
+        from sb.report.terminal import print_grade
+        print_grade(outcome)
+    sys.exit(1 if outcome.status.value in ("collection_error", "harness_error") else 0)
+
+
+@cli.command()
+@click.argument("slug")
+@click.argument("dest", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--reference", is_flag=True, help="export the reference instead of the starter")
+@click.option("--mutant", default=None, help="export this mutant as a solver would leave it")
+def export(slug, dest, reference, mutant):
+    """Write the starter (default), the reference or a mutant into DEST."""
+    from sb.grading import write_files
+    task = _tasks([slug])[0]
+    if reference and mutant:
+        raise SbError("choose one of --reference and --mutant")
+    files = task.reference_files if reference else (
+        task.mutant_solution(task.mutant(mutant)) if mutant else task.starter_files)
+    dest.mkdir(parents=True, exist_ok=True)
+    write_files(dest, {k: v for k, v in files.items() if k in task.starter_files})
+    click.echo(f"wrote {len(task.starter_files)} file(s) to {dest}")
+
+
+@cli.command()
+@click.option("--last", is_flag=True, help="the newest results file")
+@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("results"), show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def report(last, results_dir, as_json):
+    """Show results: `--last` for the newest run."""
+    from sb import results
+    path = results.newest(results_dir)
+    if path is None:
+        raise SbError(f"no results in {results_dir} (run `sb run` first)")
+    doc = results.load(path)
+    if as_json:
+        return _emit_json(doc)
+    from sb.report import terminal
+    terminal.print_run_table(doc)
+    terminal.print_results_written(path)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+def models(as_json):
+    """List every registered model adapter."""
+    from sb.plugins import collect, load_plugins
+    pm = load_plugins()
+    registry = collect(pm, "register_models", "model adapter", lambda a: a.name)
+    rows = [{"name": n, "routes": a.routes, "extra": a.extra, "installed": a.installed(),
+             "source": registry.sources[n]} for n, a in registry.items.items()]
+    if as_json:
+        return _emit_json(rows)
+    from sb.report.terminal import print_models
+    print_models(rows)
+
+
+def main(argv=None) -> None:
+    """Entry point: every SbError and usage error becomes one line on stderr and exit 2."""
+    try:
+        cli.main(args=argv, prog_name="sb", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except click.ClickException as exc:
+        _fail(exc.format_message())
+    except SbError as exc:
+        _fail(str(exc))
+    sys.exit(0)
+
+
+def _fail(message: str) -> None:
+    from sb.report.terminal import print_error
+    print_error(message.splitlines()[0] if message else "error")
+    sys.exit(2)

@@ -1,0 +1,35 @@
+"""What this machine can run: decided by the harness before any hidden test starts.
+
+Hidden tests never skip; a task whose device is absent is `needs_accelerator` here.
+SB_ASSUME_NO_ACCELERATOR=1 forces the absent answer (used by tests and for dry runs).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from importlib.util import find_spec
+
+
+def has_cuda() -> bool:
+    if os.environ.get("SB_ASSUME_NO_ACCELERATOR") == "1" or find_spec("torch") is None:
+        return False
+    import torch
+    return bool(torch.cuda.is_available())
+
+
+def has_metal() -> bool:
+    if os.environ.get("SB_ASSUME_NO_ACCELERATOR") == "1" or platform.system() != "Darwin":
+        return False
+    if find_spec("torch") is None:
+        return False
+    import torch
+    return bool(torch.backends.mps.is_available())
+
+
+def accelerator_missing(meta) -> str | None:
+    """None when the task can be graded here; else why not."""
+    if meta.accelerator is None or meta.cpu_checkable:
+        return None
+    present = {"cuda": has_cuda, "metal": has_metal}[meta.accelerator]()
+    return None if present else f"no {meta.accelerator} device on this machine"

@@ -1,0 +1,190 @@
+"""meta.yaml: parsed into a `Meta`, every field checked, errors naming package, file, field.
+
+The set admission rule lives here too, so a task cannot claim a numbered set (v2 and up)
+that its calibration has not earned: the loader refuses it with an error, never a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+from sb.errors import TaskError
+
+SUITES = ("ml", "coding", "production")
+KINDS = ("files", "reply", "tool_loop")
+TIERS = ("laptop", "accelerated")
+ACCELERATORS = ("cuda", "metal")
+DIFFICULTIES = ("easy", "medium", "hard")
+NAMED_SETS = ("unvalidated", "warmup", "v1")
+SLUG = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    model: str
+    draws: int
+    passed: int
+    date: str
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.draws
+
+
+@dataclass(frozen=True)
+class Meta:
+    slug: str
+    version: int
+    suite: str
+    category: str
+    kind: str
+    tier: str
+    accelerator: str | None
+    cpu_checkable: bool
+    difficulty: str
+    time_limit_s: int
+    deps: tuple[str, ...]
+    probes: str
+    frozen_set: str
+    calibration: tuple[Calibration, ...] = field(default=())
+
+
+def parse_meta(text: str, where: str) -> Meta:
+    """Parse and validate meta.yaml text; `where` is 'package/meta.yaml' for messages."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise TaskError(f"{where}: not valid YAML ({_first_line(exc)})") from exc
+    if not isinstance(data, dict):
+        raise TaskError(f"{where}: expected a mapping of fields")
+    check = _Checker(data, where)
+    meta = Meta(
+        slug=check.slug(),
+        version=check.integer("version", minimum=1),
+        suite=check.choice("suite", SUITES),
+        category=check.text("category"),
+        kind=check.choice("kind", KINDS),
+        tier=check.choice("tier", TIERS),
+        accelerator=check.optional_choice("accelerator", ACCELERATORS),
+        cpu_checkable=check.boolean("cpu_checkable", default=False),
+        difficulty=check.choice("difficulty", DIFFICULTIES),
+        time_limit_s=check.integer("time_limit_s", minimum=1),
+        deps=check.string_list("deps"),
+        probes=check.text("probes"),
+        frozen_set=check.set_name(),
+        calibration=check.calibration(),
+    )
+    _check_tier(meta, where)
+    _check_admission(meta, where)
+    return meta
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _check_tier(meta: Meta, where: str) -> None:
+    if meta.tier == "accelerated" and meta.accelerator is None:
+        raise TaskError(f"{where}: field 'accelerator': required when tier is accelerated")
+    if meta.tier == "laptop" and meta.accelerator is not None:
+        raise TaskError(f"{where}: field 'accelerator': must be null for the laptop tier")
+
+
+def _check_admission(meta: Meta, where: str) -> None:
+    """Numbered sets from v2 need two calibration entries of at least five draws whose top
+    two pass rates are not both 100%: a task every model aces separates no one."""
+    if meta.frozen_set in NAMED_SETS:
+        return
+    entries = [c for c in meta.calibration if c.draws >= 5]
+    if len(entries) < 2:
+        raise TaskError(
+            f"{where}: field 'frozen_set': {meta.frozen_set} needs two calibration entries "
+            f"of at least five draws (has {len(entries)})"
+        )
+    top = sorted((c.pass_rate for c in entries), reverse=True)[:2]
+    if top == [1.0, 1.0]:
+        raise TaskError(
+            f"{where}: field 'frozen_set': {meta.frozen_set} refused: the top two calibrated "
+            "pass rates are both 100%"
+        )
+
+
+class _Checker:
+    """Field-by-field validation with messages that name the field."""
+
+    def __init__(self, data: dict, where: str):
+        self.data = data
+        self.where = where
+
+    def fail(self, name: str, problem: str):
+        raise TaskError(f"{self.where}: field {name!r}: {problem}")
+
+    def get(self, name: str):
+        if name not in self.data:
+            self.fail(name, "missing")
+        return self.data[name]
+
+    def text(self, name: str) -> str:
+        value = self.get(name)
+        if not isinstance(value, str) or not value.strip():
+            self.fail(name, "must be a non-empty string")
+        return value.strip()
+
+    def slug(self) -> str:
+        value = self.text("slug")
+        if not SLUG.match(value):
+            self.fail("slug", f"{value!r} must be lower_snake_case")
+        return value
+
+    def integer(self, name: str, minimum: int) -> int:
+        value = self.get(name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            self.fail(name, f"must be an integer >= {minimum}, got {value!r}")
+        return value
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value = self.data.get(name, default)
+        if not isinstance(value, bool):
+            self.fail(name, f"must be true or false, got {value!r}")
+        return value
+
+    def choice(self, name: str, allowed) -> str:
+        value = self.get(name)
+        if value not in allowed:
+            self.fail(name, f"must be one of {', '.join(allowed)}; got {value!r}")
+        return value
+
+    def optional_choice(self, name: str, allowed) -> str | None:
+        if self.data.get(name) is None:
+            return None
+        return self.choice(name, allowed)
+
+    def string_list(self, name: str) -> tuple[str, ...]:
+        value = self.data.get(name) or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(name, "must be a list of strings")
+        return tuple(value)
+
+    def set_name(self) -> str:
+        value = self.text("frozen_set")
+        if value not in NAMED_SETS and not re.match(r"^v([2-9]|[1-9][0-9]+)$", value):
+            self.fail("frozen_set", f"must be one of {', '.join(NAMED_SETS)} or v2, v3, ...; got {value!r}")
+        return value
+
+    def calibration(self) -> tuple[Calibration, ...]:
+        value = self.data.get("calibration") or []
+        if not isinstance(value, list):
+            self.fail("calibration", "must be a list")
+        return tuple(self._calibration_entry(i, entry) for i, entry in enumerate(value))
+
+    def _calibration_entry(self, index: int, entry) -> Calibration:
+        name = f"calibration[{index}]"
+        if not isinstance(entry, dict) or not {"model", "draws", "passed", "date"} <= entry.keys():
+            self.fail(name, "needs model, draws, passed and date")
+        draws, passed = entry["draws"], entry["passed"]
+        if not (isinstance(draws, int) and isinstance(passed, int) and 0 <= passed <= draws and draws > 0):
+            self.fail(name, f"needs 0 <= passed <= draws and draws > 0; got {passed}/{draws}")
+        return Calibration(str(entry["model"]), draws, passed, str(entry["date"]))

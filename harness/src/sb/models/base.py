@@ -1,0 +1,79 @@
+"""The ModelAdapter interface and name routing.
+
+A model name is routed by what the registered adapters claim: `adapter:model` picks an
+adapter explicitly; otherwise exactly one adapter must claim the name. No adapter is
+named anywhere in the core, so a third-party adapter is a plugin like the built-ins.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from sb.errors import SbError
+from sb.outcome import Status
+
+
+@dataclass
+class ModelOptions:
+    """What the user set. Unset knobs are never sent; set ones are recorded in results."""
+
+    base_url: str | None = None
+    settings: dict = field(default_factory=dict)  # temperature, max_tokens, effort... only if the user set them
+    timeout_s: float = 600.0
+
+
+@dataclass
+class Attempt:
+    """One model attempt at one task: whether it produced files, and what it cost."""
+
+    status: Status | None = None          # None: the solver left files to grade
+    detail: str = ""
+    model_answered: str | None = None
+    usage: dict | None = None             # input, output, cache_read, cache_write, reasoning tokens
+    usd_cost: float | None = None
+    transport_retries: int = 0
+    dropped_files: list = field(default_factory=list)
+
+    @property
+    def produced_files(self) -> bool:
+        return self.status is None
+
+
+class ModelAdapter(ABC):
+    name: ClassVar[str] = ""
+    routes: ClassVar[str] = ""          # what names it claims, for `sb models`
+    extra: ClassVar[str | None] = None  # the pip extra it needs, if any
+
+    def claims(self, model: str) -> bool:
+        return model == self.name
+
+    def installed(self) -> bool:
+        return True
+
+    @abstractmethod
+    def solve(self, model: str, task, workdir: Path, options: ModelOptions) -> Attempt:
+        """Leave the solution's files in `workdir` (which holds the starter files)."""
+
+
+def registered_adapters(pm=None) -> dict:
+    from sb.plugins import collect, load_plugins
+    pm = pm or load_plugins()
+    return collect(pm, "register_models", "model adapter", lambda a: a.name).items
+
+
+def resolve_model(name: str, pm=None) -> tuple[ModelAdapter, str]:
+    """(adapter, model id) for a user's --model value; SbError when none or several claim it."""
+    adapters = registered_adapters(pm)
+    prefix, sep, rest = name.partition(":")
+    if sep and prefix in adapters:
+        return adapters[prefix], rest
+    claimants = [a for a in adapters.values() if a.claims(name)]
+    if not claimants:
+        raise SbError(f"unknown model {name!r}: no adapter claims it (see `sb models`)")
+    if len(claimants) > 1:
+        names = ", ".join(sorted(a.name for a in claimants))
+        raise SbError(f"model {name!r} is claimed by several adapters ({names}); write ADAPTER:{name}")
+    return claimants[0], name

@@ -1,0 +1,95 @@
+"""The plugin manager: built-ins and installed packages, loaded on demand.
+
+Nothing registers at import time. `load_plugins()` builds a fresh manager each call (tests
+get their own), registers DEFAULT_PLUGINS, then every entry point of the group `sb`. Set
+SB_LOAD_PLUGINS to a comma-separated list of entry-point names to load only those
+(an empty value loads none beyond the built-ins).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+
+import pluggy
+
+from sb import hookspecs
+from sb.errors import PluginError
+
+ENTRY_POINT_GROUP = "sb"
+DEFAULT_PLUGINS = (
+    "sb.models.builtin",
+    "sb.sandbox.plain",
+    "sb.sandbox.bwrap",
+)
+
+
+def load_plugins() -> pluggy.PluginManager:
+    """A new PluginManager with the built-ins and the allowed entry points registered."""
+    pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
+    pm.add_hookspecs(hookspecs)
+    for name in DEFAULT_PLUGINS:
+        pm.register(importlib.import_module(name), name=name)
+    for ep in _allowed_entry_points():
+        _register_entry_point(pm, ep)
+    pm.check_pending()
+    return pm
+
+
+def _allowed_entry_points():
+    wanted = os.environ.get("SB_LOAD_PLUGINS")
+    names = None if wanted is None else {n.strip() for n in wanted.split(",") if n.strip()}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if names is None or ep.name in names:
+            yield ep
+
+
+def _register_entry_point(pm: pluggy.PluginManager, ep) -> None:
+    if pm.get_plugin(ep.name) is not None:
+        return
+    try:
+        plugin = ep.load()
+    except Exception as exc:  # a broken third-party package must not read as a traceback
+        raise PluginError(f"plugin {ep.name!r} ({_dist_name(ep)}) failed to load: {exc}") from exc
+    pm.register(plugin, name=ep.name)
+    pm._sb_sources = getattr(pm, "_sb_sources", {})
+    pm._sb_sources[ep.name] = _dist_name(ep)
+
+
+def _dist_name(ep) -> str:
+    dist = getattr(ep, "dist", None)
+    return dist.name if dist is not None else ep.value
+
+
+def plugin_source(pm: pluggy.PluginManager, plugin) -> str:
+    """The distribution that provided `plugin`, or 'scratchbench' for built-ins."""
+    name = pm.get_name(plugin)
+    return getattr(pm, "_sb_sources", {}).get(name, "scratchbench")
+
+
+@dataclass
+class Registry:
+    """Named things collected from one hook; a second registration of a name raises."""
+
+    kind: str
+    items: dict = field(default_factory=dict)
+    sources: dict = field(default_factory=dict)
+
+    def add(self, name: str, item, source: str) -> None:
+        if name in self.items:
+            raise PluginError(
+                f"duplicate {self.kind} {name!r}: registered by {self.sources[name]} and {source}"
+            )
+        self.items[name] = item
+        self.sources[name] = source
+
+
+def collect(pm: pluggy.PluginManager, hook_name: str, kind: str, name_of) -> Registry:
+    """Call one register_* hook plugin by plugin, so each registration knows its source."""
+    registry = Registry(kind)
+    for impl in getattr(pm.hook, hook_name).get_hookimpls():
+        source = plugin_source(pm, impl.plugin)
+        impl.function(register=lambda item, _s=source: registry.add(name_of(item), item, _s))
+    return registry

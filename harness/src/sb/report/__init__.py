@@ -1,0 +1,1 @@
+"""Reports over results documents. Only `sb.report.terminal` talks to the terminal."""

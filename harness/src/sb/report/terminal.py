@@ -1,0 +1,141 @@
+"""The one module that imports rich. Everything else returns data; this prints it.
+
+Tests set NO_COLOR and COLUMNS and compare whole outputs, so layouts here are stable.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+from sb.outcome import Status
+
+
+def console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def print_error(message: str) -> None:
+    print(f"sb: error: {message}", file=sys.stderr)
+
+
+def one_line(text: str, limit: int = 100) -> str:
+    """The first line of `text`, cut to `limit` characters: tables stay one row per item."""
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _table(*columns: str) -> Table:
+    table = Table(show_edge=False, header_style="bold", pad_edge=False, box=None)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def print_task_list(rows: list) -> None:
+    table = _table("slug", "suite", "category", "tier", "diff", "limit", "deps", "set", "calibration", "probes")
+    for r in rows:
+        tier = r["tier"] + (f" ({r['accelerator']})" if r["accelerator"] else "")
+        calib = ", ".join(f"{c['model']} {c['passed']}/{c['draws']}" for c in r["calibration"]) or "-"
+        table.add_row(r["slug"], r["suite"], r["category"], tier, r["difficulty"], f"{r['time_limit_s']}s",
+                      ",".join(r["deps"]) or "-", r["set"], calib, r["probes"])
+    console().print(table)
+    console().print(f"{len(rows)} task(s)")
+
+
+def _counts(outcome) -> str:
+    if outcome is None:
+        return "-"
+    c = outcome.counts
+    return f"{outcome.status.value} ({c.get('passed', 0)} passed, {c.get('failed', 0)} failed) {outcome.duration_s:.1f}s"
+
+
+VERDICT_LABEL = {"ok": "ok", "broken": "BROKEN", "skipped": "skipped", "unchecked": "UNCHECKED"}
+
+
+def print_validations(validations: list) -> None:
+    table = _table("task", "reference", "starter", "verdict")
+    for v in validations:
+        label = VERDICT_LABEL[v.verdict] + (f": {one_line(v.reason)}" if v.reason else "")
+        table.add_row(v.slug, _counts(v.reference), _counts(v.starter), label)
+    console().print(table)
+    tally = {k: sum(1 for v in validations if v.verdict == k) for k in VERDICT_LABEL}
+    console().print(" · ".join(f"{n} {VERDICT_LABEL[k]}" for k, n in tally.items() if n) or "no tasks")
+
+
+def print_mutants(checks: list) -> None:
+    table = _table("task", "mutant", "expected", "actual", "", "detail")
+    for c in checks:
+        table.add_row(c.slug, c.mutant, c.expected, c.actual, _mutant_mark(c), one_line(c.detail, 70))
+    console().print(table)
+    bad = sum(1 for c in checks if not c.ok)
+    console().print(f"{len(checks) - bad}/{len(checks)} mutants as expected" + (f" · {bad} MISMATCH" if bad else ""))
+
+
+def _mutant_mark(check) -> str:
+    if check.actual == "unchecked":
+        return "UNCHECKED"
+    return "ok" if check.ok else "MISMATCH"
+
+
+def print_progress_line(entry: dict) -> None:
+    """`softmax_stability ... pass (29 passed)`: one line per task as it finishes."""
+    console().print(f"{entry['slug']} ... {_entry_result(entry)}")
+
+
+def _entry_result(entry: dict) -> str:
+    c = entry.get("counts") or {}
+    counts = f" ({c.get('passed', 0)} passed" + (f", {c['failed']} failed" if c.get("failed") else "") + ")" if c else ""
+    if entry["status"] in (Status.PASSED.value, Status.FAILED.value):
+        return ("pass" if entry["passed"] else "fail") + counts
+    return entry["status"] + (f": {entry['detail']}" if entry.get("detail") else "")
+
+
+def format_rate(summary: dict | None) -> str:
+    """'100% (5/5)' or 'not measured (2 needs_accelerator)': never 0% for no evidence."""
+    if not summary or summary.get("rate") is None:
+        reason = (summary or {}).get("reason") or "no tasks"
+        return f"not measured ({reason})"
+    text = f"{summary['rate']:.0%} ({summary['passed']}/{summary['measured']})"
+    return text + (f" · {summary['unmeasured']} not measured ({summary['reason']})" if summary.get("unmeasured") else "")
+
+
+def print_run_table(doc: dict) -> None:
+    table = _table("task", "category", "tier", "diff", "result", "time", "tests")
+    for e in doc["tasks"]:
+        c = e.get("counts") or {}
+        tests = f"{c.get('passed', 0)}/{c.get('passed', 0) + c.get('failed', 0) + c.get('missing', 0)}" if c else "-"
+        table.add_row(e["slug"], e["category"], e["tier"], e["difficulty"], _entry_result(e).split(" (")[0],
+                      f"{e['duration_s']:.1f}s", tests)
+    out = console()
+    out.print(table)
+    for tier, summary in doc["pass_rate_by_tier"].items():
+        tag = " · headline" if tier == doc["headline_tier"] else " · beside the headline, never in it"
+        out.print(f"{tier} {format_rate(summary)}{tag}")
+    if doc["headline_tier"] not in doc["pass_rate_by_tier"]:
+        out.print(f"{doc['headline_tier']} not measured (no {doc['headline_tier']} task in this run) · headline")
+    cost = "unpriced" if doc.get("usd_cost") is None and doc.get("tokens") else (
+        "no cost (control run)" if doc.get("usd_cost") is None else f"${doc['usd_cost']:.4f}")
+    out.print(f"{doc['wall_clock_s']:.1f}s wall clock · {doc['attempts']} attempt per task · {cost} · "
+              f"isolation {doc['isolation']}")
+
+
+def print_results_written(path) -> None:
+    console().print(f"results: {path}")
+
+
+def print_grade(outcome) -> None:
+    console().print(f"{outcome.slug}: {outcome.summary()}")
+    for nodeid in outcome.failed_tests[:20]:
+        console().print(f"  failed: {nodeid}")
+    if outcome.dropped_files:
+        console().print(f"  dropped (not declared by the starter): {', '.join(outcome.dropped_files)}")
+
+
+def print_models(rows: list) -> None:
+    table = _table("adapter", "routes", "extra", "installed", "source")
+    for r in rows:
+        table.add_row(r["name"], r["routes"], r["extra"] or "-", "yes" if r["installed"] else "no", r["source"])
+    console().print(table)

@@ -1,0 +1,114 @@
+"""The results document (schema in docs/results.md), its rates, and atomic writes.
+
+Rates count evidence only: a task that could not be measured (missing deps, no device,
+an adapter failure) is out of the numerator AND the denominator, and a tier with nothing
+measured has rate None, printed as "not measured (reason)", never 0%.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from collections import Counter
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from sb.outcome import is_evidence
+
+SCHEMA_VERSION = 1
+HEADLINE_TIER = "laptop"
+
+
+def harness_version() -> str:
+    try:
+        return version("scratchbench")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def environment(isolation: str) -> dict:
+    return {"python": platform.python_version(), "platform": platform.platform(), "machine": platform.machine(),
+            "cpu_count": os.cpu_count(), "isolation": isolation,
+            "packages": {name: _version_or_none(name) for name in ("torch", "numpy", "pytest", "triton")}}
+
+
+def _version_or_none(name: str):
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def rate(entries: list) -> dict:
+    """{rate, passed, measured, unmeasured, reason} over task entries; rate None if none measured."""
+    measured = [e for e in entries if is_evidence(e["status"])]
+    unmeasured = [e for e in entries if not is_evidence(e["status"])]
+    passed = sum(1 for e in measured if e["passed"])
+    reasons = Counter(e["status"] for e in unmeasured)
+    reason = ", ".join(f"{n} {status}" for status, n in sorted(reasons.items()))
+    return {"rate": passed / len(measured) if measured else None, "passed": passed, "measured": len(measured),
+            "unmeasured": len(unmeasured), "reason": reason}
+
+
+def rates_by(entries: list, key: str) -> dict:
+    groups: dict = {}
+    for entry in entries:
+        groups.setdefault(entry[key], []).append(entry)
+    return {name: rate(group) for name, group in sorted(groups.items())}
+
+
+def summarise(doc: dict) -> dict:
+    """Fill the derived figures of a results document from its task entries."""
+    entries = doc["tasks"]
+    by_tier = rates_by(entries, "tier")
+    doc["pass_rate_by_tier"] = by_tier
+    doc["pass_rate_by_category"] = rates_by(entries, "category")
+    doc["pass_rate"] = by_tier.get(HEADLINE_TIER, {}).get("rate")
+    doc["tokens"] = _sum_tokens(entries)
+    costs = [e.get("usd_cost") for e in entries]
+    doc["usd_cost"] = None if any(c is None for c in costs) or not costs else round(sum(costs), 6)
+    return doc
+
+
+def _sum_tokens(entries: list):
+    usages = [e.get("tokens") for e in entries if e.get("tokens")]
+    if not usages:
+        return None
+    total = Counter()
+    for usage in usages:
+        total.update({k: v for k, v in usage.items() if isinstance(v, int)})
+    return dict(total)
+
+
+def write_atomic(path: Path, doc: dict) -> None:
+    """Write to a temporary file beside `path`, fsync, then rename: never a torn file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(doc, handle, indent=2, sort_keys=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load(path: Path) -> dict:
+    from sb.errors import SbError
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SbError(f"cannot read results file {path}: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
+        raise SbError(f"{path}: not a scratchbench results file (schema_version {SCHEMA_VERSION})")
+    return doc
+
+
+def newest(results_dir: Path) -> Path | None:
+    files = sorted(Path(results_dir).glob("*.json"), key=lambda p: (p.stat().st_mtime, p.name))
+    return files[-1] if files else None

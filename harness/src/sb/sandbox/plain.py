@@ -1,0 +1,22 @@
+"""`--isolation none`: a plain subprocess with rlimits and an allow-listed environment.
+
+It isolates nothing from the filesystem or network: use it only for code you trust
+(the reference, your own solutions) or where bubblewrap cannot run. The results file
+records that it was used.
+"""
+
+from sb.hookspecs import hookimpl
+from sb.sandbox.base import Completed, Job, Sandbox, limits_preexec, run_process
+
+
+class PlainSandbox(Sandbox):
+    name = "none"
+    description = "plain subprocess: rlimits and a clean environment, no filesystem or network isolation"
+
+    def run(self, job: Job) -> Completed:
+        return run_process(list(job.argv), job, "none", preexec=limits_preexec(job))
+
+
+@hookimpl
+def register_sandboxes(register):
+    register(PlainSandbox)

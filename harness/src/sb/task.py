@@ -1,0 +1,175 @@
+"""A task as read from its package: metadata, prompt, starter, hidden tests, reference, mutants.
+
+Everything is read through importlib.resources, so an installed wheel works exactly as an
+editable checkout does. File sets are kept as {relative path: bytes} so grading never
+needs to know where a package lives on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+import yaml
+
+from sb.errors import TaskError
+from sb.meta import Meta, parse_meta
+
+FileSet = dict[str, bytes]
+SKIPPED_NAMES = {"__pycache__", ".DS_Store", ".pytest_cache"}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A plausible wrong version: the reference with `files` replacing same-named files."""
+
+    name: str
+    description: str
+    expected: str  # "caught" or "survives"
+    reason: str
+    files: FileSet = field(repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Task:
+    meta: Meta
+    package: str
+    root: Traversable = field(repr=False)
+
+    @property
+    def slug(self) -> str:
+        return self.meta.slug
+
+    @cached_property
+    def prompt(self) -> str:
+        return self.root.joinpath("prompt.md").read_text(encoding="utf-8")
+
+    @cached_property
+    def starter_files(self) -> FileSet:
+        return read_tree(self.root.joinpath("starter"))
+
+    @property
+    def declared_files(self) -> tuple[str, ...]:
+        """The only file names ever taken from a solver's output."""
+        return tuple(sorted(self.starter_files))
+
+    @cached_property
+    def reference_files(self) -> FileSet:
+        return read_tree(self.root.joinpath("reference"))
+
+    @cached_property
+    def hidden_test_files(self) -> FileSet:
+        return read_tree(self.root.joinpath("hidden_tests"))
+
+    @cached_property
+    def mutants(self) -> tuple[Mutant, ...]:
+        folder = self.root.joinpath("mutants")
+        if not folder.is_dir():
+            return ()
+        entries = sorted((e for e in folder.iterdir() if e.is_dir() and e.name not in SKIPPED_NAMES), key=lambda e: e.name)
+        return tuple(self._read_mutant(entry) for entry in entries)
+
+    def mutant(self, name: str) -> Mutant:
+        for mutant in self.mutants:
+            if mutant.name == name:
+                return mutant
+        raise TaskError(f"{self.package}: no mutant named {name!r}")
+
+    def mutant_solution(self, mutant: Mutant) -> FileSet:
+        return {**self.reference_files, **mutant.files}
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A hash of everything that decides a verdict: tests, reference, starter, meta."""
+        digest = hashlib.sha256(repr(self.meta).encode())
+        for label, files in (("t", self.hidden_test_files), ("r", self.reference_files), ("s", self.starter_files)):
+            for name in sorted(files):
+                digest.update(f"{label}:{name}:".encode() + hashlib.sha256(files[name]).digest())
+        return digest.hexdigest()[:16]
+
+    def _read_mutant(self, entry: Traversable) -> Mutant:
+        where = f"{self.package}/mutants/{entry.name}/mutant.yaml"
+        spec_file = entry.joinpath("mutant.yaml")
+        if not spec_file.is_file():
+            raise TaskError(f"{where}: missing")
+        spec = yaml.safe_load(spec_file.read_text(encoding="utf-8")) or {}
+        files = {k: v for k, v in read_tree(entry).items() if k != "mutant.yaml"}
+        return Mutant(entry.name, _mutant_field(spec, "description", where), _expected(spec, where),
+                      str(spec.get("reason") or ""), files)
+
+
+def _mutant_field(spec: dict, name: str, where: str) -> str:
+    value = spec.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise TaskError(f"{where}: field {name!r}: must be a non-empty string")
+    return value.strip()
+
+
+def _expected(spec: dict, where: str) -> str:
+    expected = spec.get("expected")
+    if expected not in ("caught", "survives"):
+        raise TaskError(f"{where}: field 'expected': must be caught or survives; got {expected!r}")
+    if expected == "survives" and not str(spec.get("reason") or "").strip():
+        raise TaskError(f"{where}: field 'reason': required when a mutant is expected to survive")
+    return expected
+
+
+def read_tree(folder: Traversable, prefix: str = "") -> FileSet:
+    """Every file under `folder` as {relative posix path: bytes}, caches skipped."""
+    files: FileSet = {}
+    if not folder.is_dir():
+        return files
+    for entry in folder.iterdir():
+        if entry.name in SKIPPED_NAMES or entry.name.endswith(".pyc"):
+            continue
+        path = f"{prefix}{entry.name}"
+        if entry.is_dir():
+            files.update(read_tree(entry, path + "/"))
+        else:
+            files[path] = entry.read_bytes()
+    return files
+
+
+def load_packaged_task(package: str) -> Task:
+    """Read and check the task shipped as package data of `package` (see docs/task-format.md)."""
+    root = resources.files(package)
+    meta_file = root.joinpath("meta.yaml")
+    if not meta_file.is_file():
+        raise TaskError(f"{package}/meta.yaml: missing")
+    task = Task(parse_meta(meta_file.read_text(encoding="utf-8"), f"{package}/meta.yaml"), package, root)
+    _check_layout(task)
+    return task
+
+
+def _check_layout(task: Task) -> None:
+    pkg = task.package
+    if not task.root.joinpath("prompt.md").is_file():
+        raise TaskError(f"{pkg}/prompt.md: missing")
+    if not task.starter_files:
+        raise TaskError(f"{pkg}/starter: missing or empty (the starter declares the solution's files)")
+    missing = sorted(set(task.starter_files) - set(task.reference_files))
+    if missing:
+        raise TaskError(f"{pkg}/reference: missing starter file {missing[0]!r}")
+    if not any(n.rsplit("/", 1)[-1].startswith("test_") for n in task.hidden_test_files):
+        raise TaskError(f"{pkg}/hidden_tests: no test_*.py file")
+
+
+
+def read_tree_from_path(folder, max_bytes: int = 4 * 1024 * 1024) -> FileSet:
+    """Every regular file a solver left under a real directory. Symlinks and oversized files
+    are skipped: a solver must not make the harness read something outside its folder."""
+    import os
+    from pathlib import Path
+    root = Path(folder)
+    files: FileSet = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = [d for d in dirnames if d not in SKIPPED_NAMES]
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.is_symlink() or not path.is_file() or path.stat().st_size > max_bytes:
+                continue
+            files[path.relative_to(root).as_posix()] = path.read_bytes()
+    return files
