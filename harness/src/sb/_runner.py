@@ -88,7 +88,7 @@ class Recorder:
 
     def pytest_collectreport(self, report):
         if report.failed:
-            self.channel.emit(event="collect_error", nodeid=report.nodeid, message=_short(report.longreprtext))
+            self.channel.emit(event="collect_error", nodeid=report.nodeid, message=_tail(report.longreprtext))
 
     def pytest_runtest_makereport(self, item, call):
         excinfo = call.excinfo
@@ -109,6 +109,12 @@ class Recorder:
 def _short(text, limit=600):
     text = str(text).strip()
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _tail(text, limit=600):
+    """The end of a collection error: the exception line is last, the import chain first."""
+    text = str(text).strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
 
 
 def preimport(names):

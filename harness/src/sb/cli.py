@@ -15,6 +15,7 @@ import click
 from sb.errors import SbError
 
 TIER = click.Choice(["laptop", "accelerated", "all"])
+JOBS_HELP = "grade up to N tasks at once (default: the number of cores)"
 ISOLATION_HELP = "sandbox for graded code: bwrap (default on Linux) or none (no isolation; recorded)"
 
 
@@ -60,12 +61,14 @@ def list_cmd(suite, tier, set_name, as_json):
 @click.argument("slugs", nargs=-1)
 @click.option("--tier", type=TIER, default="laptop", show_default=True)
 @click.option("--isolation", default=None, help=ISOLATION_HELP)
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
 @click.option("--json", "as_json", is_flag=True)
-def validate(slugs, tier, isolation, as_json):
+def validate(slugs, tier, isolation, jobs, as_json):
     """Check the contract: reference passes, untouched starter fails every hidden test."""
     from sb.checks import validate_task
+    from sb.parallel import default_jobs, ordered_map
     sandbox = _sandbox(isolation, trusted=True)
-    results = [validate_task(task, sandbox) for task in _tasks(slugs, tier=tier)]
+    results = ordered_map(lambda task: validate_task(task, sandbox), _tasks(slugs, tier=tier), jobs or default_jobs())
     if as_json:
         _emit_json([v.to_dict() for v in results])
     else:
@@ -78,12 +81,15 @@ def validate(slugs, tier, isolation, as_json):
 @click.argument("slugs", nargs=-1)
 @click.option("--tier", type=TIER, default="laptop", show_default=True)
 @click.option("--isolation", default=None, help=ISOLATION_HELP)
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
 @click.option("--json", "as_json", is_flag=True)
-def mutants(slugs, tier, isolation, as_json):
+def mutants(slugs, tier, isolation, jobs, as_json):
     """Grade every mutant; exit 1 when one gets another verdict than it expects."""
     from sb.checks import check_mutants
+    from sb.parallel import default_jobs, ordered_map
     sandbox = _sandbox(isolation, trusted=True)
-    checks = [c for task in _tasks(slugs, tier=tier) for c in check_mutants(task, sandbox)]
+    per_task = ordered_map(lambda task: check_mutants(task, sandbox), _tasks(slugs, tier=tier), jobs or default_jobs())
+    checks = [c for task_checks in per_task for c in task_checks]
     if as_json:
         _emit_json([c.to_dict() for c in checks])
     else:

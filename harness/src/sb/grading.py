@@ -124,9 +124,15 @@ def execute(task: Task, solution: FileSet, sandbox: Sandbox):
         reader = _RecordReader(read_fd)
         job = Job(argv=_argv(layout, write_fd, task), cwd=layout["solution"], env=_env(layout),
                   timeout_s=task.meta.time_limit_s, writable=(layout["solution"], layout["scratch"]),
-                  pass_fds=(write_fd,))
+                  hidden=_task_folder(task), pass_fds=(write_fd,))
         completed = sandbox.run(job)
         return reader.finish(), completed
+
+
+def _task_folder(task: Task) -> tuple:
+    """The graded task's own package folder, hidden even when it is not an installed package."""
+    folder = Path(str(task.root))
+    return (folder,) if folder.is_dir() else ()
 
 
 def _lay_out(root: Path, task: Task, solution: FileSet) -> dict:

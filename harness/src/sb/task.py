@@ -173,3 +173,16 @@ def read_tree_from_path(folder, max_bytes: int = 4 * 1024 * 1024) -> FileSet:
                 continue
             files[path.relative_to(root).as_posix()] = path.read_bytes()
     return files
+
+
+def load_task_dir(folder, package: str | None = None) -> Task:
+    """Read a task from a plain folder laid out like a task package (authoring and tests)."""
+    from pathlib import Path
+    root = Path(folder)
+    package = package or root.name
+    meta_file = root / "meta.yaml"
+    if not meta_file.is_file():
+        raise TaskError(f"{package}/meta.yaml: missing")
+    task = Task(parse_meta(meta_file.read_text(encoding="utf-8"), f"{package}/meta.yaml"), package, root)
+    _check_layout(task)
+    return task

@@ -74,7 +74,8 @@ def hidden_paths(job: Job) -> list:
     home = Path(os.path.expanduser("~"))
     paths |= {home / name for name in CREDENTIAL_PATHS if (home / name).exists()}
     grading_root = Path(job.cwd).parent.resolve()
-    return sorted(p for p in paths if p.exists() and not _contains(p, grading_root))
+    kept = sorted(p for p in paths if p.exists() and not _contains(p, grading_root))
+    return [p for p in kept if not any(_contains(q, p) for q in kept if q != p)]  # an ancestor hides it already
 
 
 def _contains(outer: Path, inner: Path) -> bool:

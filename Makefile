@@ -1,0 +1,11 @@
+# The two set-up commands of the README.
+.PHONY: run test install
+
+run: install          ## install, then the control run: the reference solves every task
+	.venv/bin/sb run --model reference
+
+test: install         ## install, then every check CI runs
+	bash tools/test.sh
+
+install:
+	bash tools/install.sh

@@ -1,0 +1,60 @@
+"""Shared fixtures: a fresh plugin manager per test, the fixture task, sandboxes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+FIXTURE_TASK_DIR = HERE / "fixtures" / "fixture_task" / "src" / "sb_task_fixture_add"
+REPO = HERE.parent.parent
+
+
+@pytest.fixture
+def pm():
+    from sb.plugins import load_plugins
+    return load_plugins()
+
+
+@pytest.fixture
+def fixture_task():
+    from sb.task import load_task_dir
+    return load_task_dir(FIXTURE_TASK_DIR, package="sb_task_fixture_add")
+
+
+@pytest.fixture
+def plain_sandbox():
+    from sb.sandbox.plain import PlainSandbox
+    return PlainSandbox()
+
+
+@pytest.fixture
+def bwrap_sandbox():
+    from sb.sandbox.bwrap import BwrapSandbox
+    reason = BwrapSandbox.unavailable_reason()
+    if reason:
+        pytest.fail(f"bubblewrap is required for the sandbox tests: {reason}")
+    return BwrapSandbox()
+
+
+@pytest.fixture
+def task_copy(tmp_path):
+    """A writable copy of the fixture task folder, to break on purpose."""
+    def make(**meta_overrides):
+        import yaml
+        dest = tmp_path / "sb_task_fixture_add"
+        shutil.copytree(FIXTURE_TASK_DIR, dest, ignore=shutil.ignore_patterns("__pycache__"))
+        meta = yaml.safe_load((dest / "meta.yaml").read_text())
+        meta.update(meta_overrides)
+        (dest / "meta.yaml").write_text(yaml.safe_dump(meta))
+        return dest
+    return make
+
+
+def sb_env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("SB_LOAD_PLUGINS",)}
+    env.update({"NO_COLOR": "1", "COLUMNS": "200"}, **extra)
+    return env

@@ -1,0 +1,106 @@
+"""The grading contract: declared files only, verdict from the record, statuses classified."""
+
+from __future__ import annotations
+
+import pytest
+
+from sb.grading import grade
+from sb.outcome import EVIDENCE, Status, is_evidence
+
+GOOD = {"adder.py": b"def add(a, b):\n    return a + b\n"}
+WRONG = {"adder.py": b"def add(a, b):\n    return a - b\n"}
+
+
+@pytest.fixture(params=["plain", "bwrap"])
+def sandbox(request):
+    return request.getfixturevalue(f"{request.param}_sandbox")
+
+
+def expected_ids(task, sandbox):
+    reference = grade(task, task.reference_files, sandbox)
+    assert reference.status == Status.PASSED, reference.detail
+    return reference.test_ids
+
+
+def test_reference_passes_and_records_every_test_id(fixture_task, sandbox):
+    outcome = grade(fixture_task, fixture_task.reference_files, sandbox)
+    assert outcome.passed
+    assert outcome.counts["passed"] == 5
+    assert len(outcome.test_ids) == 5
+    assert outcome.isolation == sandbox.name
+
+
+def test_wrong_solution_fails_with_the_failing_ids_kept(fixture_task, sandbox):
+    outcome = grade(fixture_task, WRONG, sandbox, expected_ids(fixture_task, sandbox))
+    assert outcome.status == Status.FAILED
+    assert "test_add.py::test_add_negative" in outcome.failed_tests
+
+
+def test_undeclared_files_are_dropped_and_recorded(fixture_task, plain_sandbox):
+    files = {**GOOD, "conftest.py": b"raise SystemExit(0)\n", "notes/x.txt": b"hi"}
+    outcome = grade(fixture_task, files, plain_sandbox, expected_ids(fixture_task, plain_sandbox))
+    assert outcome.passed
+    assert outcome.dropped_files == ["conftest.py", "notes/x.txt"]
+
+
+def test_a_skipped_test_is_not_a_pass(fixture_task, plain_sandbox):
+    skipping = {"adder.py": b"import pytest\ndef add(a, b):\n    pytest.skip('no')\n"}
+    outcome = grade(fixture_task, skipping, plain_sandbox, expected_ids(fixture_task, plain_sandbox))
+    assert outcome.status == Status.FAILED
+    assert outcome.counts["skipped"] == 5
+
+
+def test_missing_expected_ids_fail(fixture_task, plain_sandbox):
+    expected = expected_ids(fixture_task, plain_sandbox) + ["test_add.py::test_that_never_ran"]
+    outcome = grade(fixture_task, GOOD, plain_sandbox, expected)
+    assert outcome.status == Status.FAILED
+    assert outcome.failed_tests == ["test_add.py::test_that_never_ran"]
+    assert outcome.counts["missing"] == 1
+
+
+def test_import_error_in_the_solution_is_solution_error(fixture_task, plain_sandbox):
+    broken = {"adder.py": b"def add(a, b)\n    return a + b\n"}
+    outcome = grade(fixture_task, broken, plain_sandbox, expected_ids(fixture_task, plain_sandbox))
+    assert outcome.status == Status.SOLUTION_ERROR
+    assert "SyntaxError" in outcome.detail or "adder" in outcome.detail
+
+
+def test_broken_task_is_collection_error_not_solution_error(task_copy, plain_sandbox):
+    from sb.task import load_task_dir
+    folder = task_copy()
+    (folder / "hidden_tests" / "test_add.py").write_text("from adder import nothing_like_this\n")
+    task = load_task_dir(folder, package="broken_fixture")
+    outcome = grade(task, GOOD, plain_sandbox, ["test_add.py::test_add_negative"])
+    assert outcome.status == Status.COLLECTION_ERROR
+
+
+def test_time_limit_kills_and_reports_timeout(task_copy, plain_sandbox):
+    from sb.task import load_task_dir
+    task = load_task_dir(task_copy(time_limit_s=2), package="slow_fixture")
+    slow = {"adder.py": b"import time\ndef add(a, b):\n    time.sleep(60)\n"}
+    outcome = grade(task, slow, plain_sandbox, ["test_add.py::test_add_negative"])
+    assert outcome.status == Status.TIMEOUT
+    assert outcome.duration_s < 30
+
+
+def test_missing_dependency_is_no_evidence(task_copy, plain_sandbox):
+    from sb.task import load_task_dir
+    task = load_task_dir(task_copy(deps=["surely_not_an_installed_module_xyz"]), package="deps_fixture")
+    outcome = grade(task, GOOD, plain_sandbox)
+    assert outcome.status == Status.MISSING_DEPS
+    assert not outcome.evidence
+
+
+def test_absent_accelerator_is_no_evidence(task_copy, plain_sandbox, monkeypatch):
+    from sb.task import load_task_dir
+    monkeypatch.setenv("SB_ASSUME_NO_ACCELERATOR", "1")
+    task = load_task_dir(task_copy(tier="accelerated", accelerator="metal"), package="metal_fixture")
+    outcome = grade(task, GOOD, plain_sandbox)
+    assert outcome.status == Status.NEEDS_ACCELERATOR
+
+
+def test_status_classification_is_complete():
+    assert {s for s in Status if is_evidence(s)} == set(EVIDENCE)
+    for status in (Status.ADAPTER_ERROR, Status.TRUNCATED, Status.MISSING_DEPS, Status.NEEDS_ACCELERATOR,
+                   Status.COLLECTION_ERROR, Status.DEVICE_STALL):
+        assert not is_evidence(status)

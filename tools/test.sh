@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The project's test command (the README's `make test`): every task's contract and mutants,
+# the flake checks, then the harness's own tests. Any failure fails the whole run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/.venv/bin:$PATH"
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== sb validate --tier all"
+sb validate --tier all --jobs "$jobs"
+echo "== sb mutants --tier all"
+sb mutants --tier all --jobs "$jobs"
+echo "== flake checks"
+bash tools/check_flake.sh
+echo "== pytest"
+pytest -q -p no:cacheprovider harness/tests $(ls -d tasks/*/tests 2>/dev/null)
