@@ -58,6 +58,8 @@ def bwrap_argv(job: Job, hidden: list) -> list:
     argv = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
             "--tmpfs", "/run", "--tmpfs", "/var/tmp"]
+    for path in _python_paths_under_scratch():
+        argv += ["--ro-bind", path, path]
     for path in hidden:
         argv += ["--tmpfs", str(path)] if Path(path).is_dir() else ["--ro-bind", "/dev/null", str(path)]
     grading_root = Path(job.cwd).parent
@@ -66,6 +68,18 @@ def bwrap_argv(job: Job, hidden: list) -> list:
         argv += ["--bind", str(path), str(path)]
     argv += ["--chdir", str(job.cwd), "--"]
     return argv + list(job.argv)
+
+
+SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+
+
+def _python_paths_under_scratch() -> list:
+    """The interpreter and its import paths, where they live under a folder replaced by a
+    tmpfs inside (a virtual environment in /tmp): bound back read-only so Python still runs."""
+    import sys
+    candidates = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable)), *sys.path}
+    return sorted(p for p in candidates if p and os.path.isdir(p)
+                  and any(p == m or p.startswith(m + "/") for m in SCRATCH_MOUNTS))
 
 
 def hidden_paths(job: Job) -> list:

@@ -1,0 +1,148 @@
+"""The CLI: JSON contracts, exit codes, one-line errors. Run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURE_TASK_DIR, sb_env
+
+SB = [sys.executable, "-c", "from sb.cli import main; main()"]
+
+
+def sb(*args, env=None, cwd=None):
+    return subprocess.run([*SB, *args], capture_output=True, text=True, env=env or sb_env(), cwd=cwd, timeout=600)
+
+
+def fake_install(site: Path, package_dir: Path, entry_name: str) -> None:
+    """Make `package_dir` importable from `site` with an `sb` entry point, as pip would."""
+    shutil.copytree(package_dir, site / package_dir.name, ignore=shutil.ignore_patterns("__pycache__"))
+    dist = site / f"sb_task_{entry_name}-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: sb-task-{entry_name}\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(f"[sb]\n{entry_name} = {package_dir.name}\n")
+
+
+@pytest.fixture
+def fixture_env(tmp_path):
+    """An environment where the fixture task is installed (and only it is loaded)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    fake_install(site, FIXTURE_TASK_DIR, "fixture_add")
+    return sb_env(PYTHONPATH=str(site), SB_LOAD_PLUGINS="fixture_add")
+
+
+def test_list_json_has_the_contract_keys():
+    done = sb("list", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert rows and {"slug", "suite", "category", "tier", "accelerator", "set"} <= set(rows[0])
+
+
+def test_list_imports_no_torch():
+    code = ("import sys\nfrom sb.cli import main\ntry:\n    main(['list', '--json'])\nexcept SystemExit:\n    pass\n"
+            "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=sb_env())
+    assert done.stderr.strip().endswith("NO-TORCH")
+
+
+def test_validate_json(fixture_env):
+    done = sb("validate", "fixture_add", "--json", env=fixture_env)
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    assert row["verdict"] == "ok"
+    assert row["reference"]["status"] == "passed" and row["starter"]["status"] == "failed"
+    assert row["starter"]["counts"]["passed"] == 0
+
+
+def test_mutants_json(fixture_env):
+    done = sb("mutants", "fixture_add", "--json", env=fixture_env)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert {r["mutant"] for r in rows} == {"off_by_one", "ignores_negatives"}
+    assert all(r["ok"] and r["actual"] == "caught" and r["expected"] == "caught" for r in rows)
+
+
+def test_run_reference_writes_results(fixture_env, tmp_path):
+    done = sb("run", "--model", "reference", "--results", str(tmp_path / "res"), env=fixture_env)
+    assert done.returncode == 0, done.stderr
+    assert "fixture_add ... pass (5 passed)" in done.stdout
+    assert "laptop 100% (1/1) · headline" in done.stdout
+    (path,) = (tmp_path / "res").glob("*.json")
+    doc = json.loads(path.read_text())
+    for key in ("model", "run_at", "harness_version", "task_set", "headline_tier", "pass_rate", "pass_rate_by_tier",
+                "pass_rate_by_category", "attempts", "wall_clock_s", "tokens", "usd_cost", "environment", "isolation"):
+        assert key in doc, key
+    assert doc["pass_rate"] == 1.0 and doc["tokens"] is None and doc["usd_cost"] is None
+    (task,) = doc["tasks"]
+    for key in ("slug", "version", "status", "passed", "duration_s", "counts", "failed_tests", "detail"):
+        assert key in task, key
+    last = sb("report", "--last", "--results", str(tmp_path / "res"), env=fixture_env)
+    assert last.returncode == 0 and "fixture_add" in last.stdout
+
+
+def test_run_starter_scores_zero_and_prints_it(fixture_env, tmp_path):
+    done = sb("run", "--model", "starter", "--results", str(tmp_path), env=fixture_env)
+    assert done.returncode == 0, done.stderr
+    assert "laptop 0% (0/1) · headline" in done.stdout
+
+
+def test_grade_and_export_round_trip(fixture_env, tmp_path):
+    dest = tmp_path / "solution"
+    assert sb("export", "fixture_add", str(dest), "--mutant", "off_by_one", env=fixture_env).returncode == 0
+    assert "+ 1" in (dest / "adder.py").read_text()
+    graded = json.loads(sb("grade", "fixture_add", str(dest), "--json", env=fixture_env).stdout)
+    assert graded["status"] == "failed" and not graded["passed"] and graded["failed_tests"]
+    assert sb("export", "fixture_add", str(dest), "--reference", env=fixture_env).returncode == 0
+    graded = json.loads(sb("grade", "fixture_add", str(dest), "--json", env=fixture_env).stdout)
+    assert graded["status"] == "passed" and graded["counts"]["passed"] == 5
+
+
+@pytest.mark.parametrize("args, culprit", [
+    (["validate", "no_such_task"], "unknown task 'no_such_task'"),
+    (["run", "--model", "no-such-model"], "unknown model 'no-such-model'"),
+    (["list", "--tier", "moon"], "--tier"),
+    (["run", "--model", "reference", "--isolation", "chroot"], "unknown isolation 'chroot'"),
+    (["list", "--no-such-flag"], "--no-such-flag"),
+    (["report", "--last", "--results", "/nonexistent/results"], "no results"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, culprit):
+    done = sb(*args)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("sb: error: ")
+    assert culprit in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def broken_package(tmp_path, mutate) -> dict:
+    site = tmp_path / "site"
+    site.mkdir()
+    fake_install(site, FIXTURE_TASK_DIR, "fixture_add")
+    mutate(site / FIXTURE_TASK_DIR.name)
+    return sb_env(PYTHONPATH=str(site), SB_LOAD_PLUGINS="fixture_add")
+
+
+@pytest.mark.parametrize("mutate, culprit", [
+    (lambda p: (p / "meta.yaml").write_text("slug: fixture_add\nsuite: [oops"), "sb_task_fixture_add/meta.yaml"),
+    (lambda p: shutil.rmtree(p / "starter"), "sb_task_fixture_add/starter"),
+    (lambda p: (p / "reference" / "adder.py").unlink(), "sb_task_fixture_add/reference"),
+    (lambda p: (p / "mutants" / "off_by_one" / "mutant.yaml").write_text("expected: maybe\n"), "mutant.yaml"),
+])
+def test_a_malformed_package_names_the_culprit(tmp_path, mutate, culprit):
+    done = sb("mutants", "fixture_add", env=broken_package(tmp_path, mutate))
+    assert done.returncode == 2, done.stdout
+    assert culprit in done.stderr and done.stderr.count("\n") == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_models_lists_the_builtin_adapters():
+    rows = json.loads(sb("models", "--json").stdout)
+    names = {r["name"] for r in rows}
+    assert {"reference", "starter"} <= names
+    assert all({"name", "routes", "extra", "installed"} <= set(r) for r in rows)

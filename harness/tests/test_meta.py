@@ -1,0 +1,87 @@
+"""meta.yaml validation: every error names the package, the file and the field."""
+
+from __future__ import annotations
+
+import pytest
+
+from sb.errors import TaskError
+from sb.meta import parse_meta
+
+GOOD = """
+slug: demo
+version: 1
+suite: ml
+category: numerics
+kind: files
+tier: laptop
+accelerator: null
+difficulty: easy
+time_limit_s: 60
+deps: [numpy]
+probes: "a probe"
+frozen_set: v1
+calibration: []
+"""
+
+
+def meta_with(**changes) -> str:
+    import yaml
+    data = yaml.safe_load(GOOD)
+    for key, value in changes.items():
+        if value is ...:
+            data.pop(key)
+        else:
+            data[key] = value
+    return yaml.safe_dump(data)
+
+
+def test_a_good_meta_parses():
+    meta = parse_meta(GOOD, "pkg/meta.yaml")
+    assert meta.slug == "demo" and meta.deps == ("numpy",)
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"suite": "poetry"}, "suite"),
+    ({"kind": "essay"}, "kind"),
+    ({"tier": "cloud"}, "tier"),
+    ({"version": 0}, "version"),
+    ({"time_limit_s": "soon"}, "time_limit_s"),
+    ({"slug": "Bad Slug"}, "slug"),
+    ({"probes": ...}, "probes"),
+    ({"deps": "numpy"}, "deps"),
+    ({"frozen_set": "golden"}, "frozen_set"),
+    ({"tier": "accelerated"}, "accelerator"),
+    ({"accelerator": "cuda"}, "accelerator"),
+])
+def test_each_bad_field_is_named(changes, field):
+    with pytest.raises(TaskError) as info:
+        parse_meta(meta_with(**changes), "sb_task_demo/meta.yaml")
+    assert str(info.value).startswith("sb_task_demo/meta.yaml: field ")
+    assert repr(field) in str(info.value)
+
+
+def test_invalid_yaml_is_one_line():
+    with pytest.raises(TaskError) as info:
+        parse_meta("slug: [unclosed", "pkg/meta.yaml")
+    assert "\n" not in str(info.value)
+    assert "pkg/meta.yaml: not valid YAML" in str(info.value)
+
+
+def entry(model, draws, passed):
+    return {"model": model, "draws": draws, "passed": passed, "date": "2026-11-01"}
+
+
+def test_numbered_set_needs_two_calibrations_of_five_draws():
+    with pytest.raises(TaskError, match="needs two calibration entries"):
+        parse_meta(meta_with(frozen_set="v2", calibration=[entry("a", 5, 3), entry("b", 4, 1)]), "p/meta.yaml")
+
+
+def test_numbered_set_refused_when_top_two_are_perfect():
+    cal = [entry("a", 5, 5), entry("b", 6, 6), entry("c", 5, 1)]
+    with pytest.raises(TaskError, match="both 100%"):
+        parse_meta(meta_with(frozen_set="v2", calibration=cal), "p/meta.yaml")
+
+
+def test_numbered_set_admitted_when_it_separates_models():
+    meta = parse_meta(meta_with(frozen_set="v2", calibration=[entry("a", 5, 5), entry("b", 5, 2)]), "p/meta.yaml")
+    assert meta.frozen_set == "v2"

@@ -1,0 +1,78 @@
+"""The plugin system: built-ins through the same hooks, duplicates named, loading on demand."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from sb import hookimpl
+from sb.catalog import load_tasks
+from sb.errors import PluginError
+from sb.plugins import DEFAULT_PLUGINS, collect, load_plugins
+
+
+def test_builtins_register_through_the_hooks(pm):
+    models = collect(pm, "register_models", "model adapter", lambda a: a.name)
+    sandboxes = collect(pm, "register_sandboxes", "sandbox", lambda cls: cls.name)
+    assert {"reference", "starter"} <= set(models.items)
+    assert {"none", "bwrap"} <= set(sandboxes.items)
+    assert models.sources["reference"] == "scratchbench"
+
+
+def test_each_call_builds_a_fresh_manager():
+    assert load_plugins() is not load_plugins()
+
+
+def test_a_duplicate_task_name_names_both_distributions(pm, fixture_task):
+    def plugin(name):
+        module = types.ModuleType(name)
+
+        @hookimpl
+        def register_tasks(register):
+            register(fixture_task)
+        module.register_tasks = register_tasks
+        return module
+
+    pm.register(plugin("first"), name="first")
+    pm.register(plugin("second"), name="second")
+    pm._sb_sources = {"first": "sb-task-first", "second": "sb-task-second"}
+    with pytest.raises(PluginError) as info:
+        load_tasks(pm)
+    message = str(info.value)
+    assert "duplicate task 'fixture_add'" in message
+    assert "sb-task-first" in message and "sb-task-second" in message
+
+
+def test_a_duplicate_adapter_name_is_an_error(pm):
+    from sb.models.builtin import ReferenceAdapter
+    module = types.ModuleType("copycat")
+
+    @hookimpl
+    def register_models(register):
+        register(ReferenceAdapter())
+    module.register_models = register_models
+    pm.register(module, name="copycat")
+    with pytest.raises(PluginError, match="duplicate model adapter 'reference'"):
+        collect(pm, "register_models", "model adapter", lambda a: a.name)
+
+
+def test_sb_load_plugins_restricts_entry_points(monkeypatch):
+    monkeypatch.setenv("SB_LOAD_PLUGINS", "")
+    assert load_tasks(load_plugins()) == {}
+    monkeypatch.setenv("SB_LOAD_PLUGINS", "softmax_stability")
+    assert list(load_tasks(load_plugins())) == ["softmax_stability"]
+
+
+def test_installed_task_packages_are_discovered():
+    tasks = load_tasks(load_plugins())
+    for slug in ("softmax_stability", "bpe_merge_order", "grad_accumulation", "kv_cache_equivalence",
+                 "online_softmax_attention"):
+        assert slug in tasks
+
+
+def test_default_plugins_are_modules_with_hooks():
+    import importlib
+    for name in DEFAULT_PLUGINS:
+        module = importlib.import_module(name)
+        assert any(callable(getattr(module, attr, None)) for attr in dir(module) if attr.startswith("register_"))
