@@ -110,11 +110,19 @@ def mutants(slugs, tier, isolation, jobs, as_json):
               default=Path("results"), show_default=True)
 @click.option("--isolation", default=None, help=ISOLATION_HELP)
 @click.option("--base-url", default=None, help="for OpenAI-compatible servers")
-@click.option("--json", "as_json", is_flag=True, help="print the results document")
-def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, base_url, as_json):
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="N independent draws, one results file each (never retries)")
+@click.option("--resume", is_flag=True, help="continue the unfinished sweep run with the same command line")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
+@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
+              help="up to N model calls at once")
+@click.option("--json", "as_json", is_flag=True, help="print the results document(s)")
+def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, base_url, repeat, resume, jobs,
+        concurrency, as_json):
     """Let a model attempt every chosen task once, grade each, write a results file."""
     from sb.models.base import ModelOptions, resolve_model
-    from sb.run import Sweep, run_sweep
+    from sb.parallel import default_jobs
+    from sb.run import Sweep, run_draws
     adapter, model_id = resolve_model(model)
     slugs = None if task_list == "all" else [s.strip() for s in task_list.split(",") if s.strip()]
     tasks = _tasks(slugs, suite=suite, tier=tier or "all", set_name=set_name)
@@ -122,15 +130,18 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
         raise SbError("no task matches the selection")
     sandbox = _sandbox(isolation, trusted=getattr(adapter, "trusted", False))
     sweep = Sweep(tasks, adapter, model_id, sandbox, ModelOptions(base_url=base_url), results_dir, keep,
-                  set_name or ("custom" if slugs else "all"))
+                  set_name or ("custom" if slugs else "all"), jobs=jobs or default_jobs(), concurrency=concurrency,
+                  draws=repeat)
     from sb.report import terminal
-    doc, path = run_sweep(sweep, on_task=None if as_json else terminal.print_progress_line)
+    progress = None if as_json else terminal.progress_printer()
+    runs = run_draws(sweep, on_task=progress, resume=resume)
     if as_json:
-        _emit_json(doc)
+        _emit_json([doc for doc, _ in runs] if repeat > 1 else runs[0][0])
     else:
-        terminal.print_run_table(doc)
-        terminal.print_results_written(path)
-    harness_failed = any(e["status"] in ("collection_error", "harness_error") for e in doc["tasks"])
+        for doc, path in runs:
+            terminal.print_run_table(doc)
+            terminal.print_results_written(path)
+    harness_failed = any(e["status"] in ("collection_error", "harness_error") for doc, _ in runs for e in doc["tasks"])
     sys.exit(1 if harness_failed else 0)
 
 
@@ -230,3 +241,8 @@ def _fail(message: str) -> None:
     from sb.report.terminal import print_error
     print_error(message.splitlines()[0] if message else "error")
     sys.exit(2)
+
+
+from sb.speed.command import speed as _speed  # noqa: E402  (light: imports only click)
+
+cli.add_command(_speed)

@@ -1,14 +1,20 @@
 """`sb run`: one model, one attempt per task, every task graded, the results written.
 
-Each finished task is written into the results file as soon as it is graded (atomic
-replace), so an interrupted sweep loses nothing that finished.
+Each finished task is written into its draw's results file the moment it is graded
+(atomic replace), so a sweep killed at any point loses nothing that finished; `--resume`
+finds that file by the sweep's key (the same command line) and solves only what is left.
+Model calls (`concurrency`) and gradings (`jobs`) are bounded separately.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import tempfile
+import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,53 +36,136 @@ class Sweep:
     results_dir: Path = Path("results")
     keep_dir: Path | None = None
     task_set: str = "all"
+    jobs: int = 1
+    concurrency: int = 1
+    draws: int = 1
+    group_id: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Identifies the command line: the same sweep asked again resumes, another does not."""
+        spec = {"model": f"{self.adapter.name}:{self.model}", "tasks": sorted(t.slug for t in self.tasks),
+                "settings": self.options.settings, "base_url": self.options.base_url,
+                "isolation": self.sandbox.name, "draws": self.draws}
+        return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def run_sweep(sweep: Sweep, on_task=None) -> tuple[dict, Path]:
-    """Run every task; `on_task(entry)` after each one. Returns the document and its path."""
-    started = time.monotonic()
-    doc = _new_document(sweep)
-    path = Path(sweep.results_dir) / f"{doc['run_id']}.json"
-    expected_cache: dict = {}
-    for task in sweep.tasks:
-        entry = task_entry(task, solve_and_grade(task, sweep, expected_cache))
-        doc["tasks"].append(entry)
-        doc["wall_clock_s"] = round(time.monotonic() - started, 3)
-        results.write_atomic(path, results.summarise(doc))
-        if on_task:
-            on_task(entry)
+def run_draws(sweep: Sweep, on_task=None, resume: bool = False) -> list:
+    """Every draw of the sweep (`--repeat N`), each in its own results file; no draw sees another."""
+    sweep.group_id = sweep.group_id or _group_id(sweep, resume)
+    return [run_sweep(sweep, draw, on_task, resume) for draw in range(1, sweep.draws + 1)]
+
+
+def _group_id(sweep: Sweep, resume: bool) -> str:
+    if resume:
+        previous = find_unfinished(sweep)
+        if previous:
+            return previous[0]["group_id"]
+    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+
+
+def find_unfinished(sweep: Sweep) -> list:
+    """Results documents of this sweep's key that some draw has not completed, newest first."""
+    found = []
+    for path in sorted(Path(sweep.results_dir).glob(f"*-{sweep.key}-d*.json"), reverse=True):
+        try:
+            doc = results.load(path)
+        except Exception:
+            continue
+        found.append(doc)
+    groups = [d for d in found if not d.get("complete")]
+    return groups or []
+
+
+def run_sweep(sweep: Sweep, draw: int = 1, on_task=None, resume: bool = False) -> tuple[dict, Path]:
+    """One draw: every task solved once and graded. Returns the document and its path."""
+    path = Path(sweep.results_dir) / f"{sweep.group_id}-{_safe(sweep.model)}-{sweep.key}-d{draw}.json"
+    doc = _resumed(path) if resume else None
+    if doc is not None and doc.get("complete"):
+        return doc, path
+    doc = doc or _new_document(sweep, draw)
+    done = {e["slug"] for e in doc["tasks"]}
+    pending = [t for t in sweep.tasks if t.slug not in done]
+    _Runner(sweep, doc, path, on_task).run(pending)
+    order = {t.slug: i for i, t in enumerate(sweep.tasks)}
+    doc["tasks"].sort(key=lambda e: order.get(e["slug"], len(order)))
+    doc["complete"] = True
+    results.write_atomic(path, results.summarise(doc))
     return doc, path
 
 
-def _new_document(sweep: Sweep) -> dict:
+def _resumed(path: Path):
+    if not path.exists():
+        return None
+    doc = results.load(path)
+    doc["resumed"] = doc.get("resumed", 0) + 1
+    return doc
+
+
+class _Runner:
+    """Solves and grades pending tasks on a pool; persists each under a lock as it finishes."""
+
+    def __init__(self, sweep: Sweep, doc: dict, path: Path, on_task):
+        self.sweep, self.doc, self.path, self.on_task = sweep, doc, path, on_task
+        self.lock = threading.Lock()
+        self.model_slots = threading.Semaphore(max(1, sweep.concurrency))
+        self.grade_slots = threading.Semaphore(max(1, sweep.jobs))
+        self.expected: dict = {}
+        self.started = time.monotonic() - float(doc.get("wall_clock_s") or 0.0)
+
+    def run(self, pending: list) -> None:
+        workers = max(1, self.sweep.concurrency, self.sweep.jobs)
+        if workers == 1:
+            for task in pending:
+                self.finish(task)
+            return
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(self.finish, pending))
+
+    def finish(self, task: Task) -> None:
+        entry = task_entry(task, solve_and_grade(task, self))
+        with self.lock:
+            self.doc["tasks"].append(entry)
+            self.doc["wall_clock_s"] = round(time.monotonic() - self.started, 3)
+            results.write_atomic(self.path, results.summarise(self.doc))
+            if self.on_task:
+                self.on_task(entry, self.doc, len(self.sweep.tasks))
+
+
+def _new_document(sweep: Sweep, draw: int) -> dict:
     now = datetime.now(timezone.utc)
-    run_id = f"{now:%Y%m%dT%H%M%SZ}-{_safe(sweep.model)}-{uuid.uuid4().hex[:6]}"
-    return {"schema_version": results.SCHEMA_VERSION, "run_id": run_id, "model": sweep.model,
-            "adapter": sweep.adapter.name, "run_at": now.isoformat(timespec="seconds"),
+    return {"schema_version": results.SCHEMA_VERSION, "run_id": f"{sweep.group_id}-d{draw}",
+            "group_id": sweep.group_id, "sweep_key": sweep.key, "draw": draw, "draws": sweep.draws,
+            "model": sweep.model, "adapter": sweep.adapter.name, "run_at": now.isoformat(timespec="seconds"),
             "harness_version": results.harness_version(), "task_set": sweep.task_set,
-            "headline_tier": results.HEADLINE_TIER, "attempts": 1, "settings": dict(sweep.options.settings),
+            "tasks_requested": [t.slug for t in sweep.tasks], "headline_tier": results.HEADLINE_TIER,
+            "attempts": 1, "settings": dict(sweep.options.settings), "base_url": sweep.options.base_url,
             "isolation": sweep.sandbox.name, "environment": results.environment(sweep.sandbox.name),
-            "wall_clock_s": 0.0, "tasks": []}
+            "wall_clock_s": 0.0, "complete": False, "tasks": []}
 
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]
 
 
-def solve_and_grade(task: Task, sweep: Sweep, expected_cache: dict) -> tuple[Outcome, Attempt | None]:
+def solve_and_grade(task: Task, runner: _Runner) -> tuple[Outcome, Attempt | None]:
+    sweep = runner.sweep
     early = precheck(task)
     if early is not None:
         return early, None
-    expected = reference_ids(task, sweep.sandbox, expected_cache)
+    with runner.grade_slots:
+        expected = reference_ids(task, sweep.sandbox, runner.expected)
     if isinstance(expected, Outcome):
         return expected, None
     with tempfile.TemporaryDirectory(prefix=f"sb-solve-{task.slug}-") as tmp:
         workdir = _workdir(task, sweep, Path(tmp))
-        attempt = _attempt(task, sweep, workdir)
+        with runner.model_slots:
+            attempt = _attempt(task, sweep, workdir)
         if not attempt.produced_files:
             return Outcome(task.slug, attempt.status, detail=attempt.detail), attempt
         left = read_tree_from_path(workdir)
-    outcome = grade(task, left, sweep.sandbox, expected)
+    with runner.grade_slots:
+        outcome = grade(task, left, sweep.sandbox, expected)
     outcome.dropped_files = sorted(set(outcome.dropped_files) | set(attempt.dropped_files))
     return outcome, attempt
 

@@ -85,6 +85,22 @@ def print_progress_line(entry: dict) -> None:
     console().print(f"{entry['slug']} ... {_entry_result(entry)}")
 
 
+def progress_printer():
+    """A per-task callback: the result line, and on a terminal a running tally beneath it
+    (tasks done of total, elapsed, tokens and cost so far). Plain lines when piped."""
+    out = console()
+
+    def on_task(entry: dict, doc: dict, total: int) -> None:
+        print_progress_line(entry)
+        if out.is_terminal:
+            tokens = doc.get("tokens") or {}
+            used = sum(v for k, v in tokens.items() if k in ("input", "output"))
+            cost = "-" if doc.get("usd_cost") is None else f"${doc['usd_cost']:.4f}"
+            out.print(f"[dim]  {len(doc['tasks'])}/{total} done · {doc['wall_clock_s']:.0f}s · "
+                      f"{used} tokens · {cost}[/dim]")
+    return on_task
+
+
 def _entry_result(entry: dict) -> str:
     c = entry.get("counts") or {}
     counts = f" ({c.get('passed', 0)} passed" + (f", {c['failed']} failed" if c.get("failed") else "") + ")" if c else ""

@@ -1,0 +1,1 @@
+"""`sb speed`: serving speed and honest capacity of an OpenAI-compatible endpoint."""
