@@ -1,0 +1,244 @@
+"""Hidden tests for softmax_stability.
+
+Expected values come from _oracle (50-digit decimal arithmetic, no shifting), never from
+the reference solution.
+"""
+import numpy as np
+import pytest
+
+import _oracle
+from softmax import log_softmax, logsumexp, softmax
+
+AXES = [0, 1, 2, -1, -2]
+SHAPE = (3, 4, 5)
+
+# float64 tolerances. Against a correctly rounded oracle, a stable float64 evaluation over
+# at most 5 terms is off by a handful of ulps: relative ~1e-15 for sums and ratios, and
+# absolute ~ulp(|x|) (2.3e-13 at |x| = 2000) for log-domain values. 1e-12 / 1e-13 leave
+# two orders of magnitude of headroom while an unstable formula is off by O(1) or is inf/NaN.
+RTOL64 = 1e-12
+ATOL64 = 1e-13
+# float32: eps is 1.2e-7; a few roundings over 5 terms stay under 1e-6 relative.
+RTOL32 = 1e-5
+ATOL32 = 1e-5
+
+
+def _logits(seed, shape=SHAPE, scale=4.0):
+    return np.random.default_rng(seed).normal(0.0, scale, size=shape)
+
+
+def _assert_close64(actual, expected):
+    actual = np.asarray(actual)
+    assert actual.shape == expected.shape
+    assert not np.isnan(actual).any(), "NaN in the result"
+    np.testing.assert_allclose(actual, expected, rtol=RTOL64, atol=ATOL64)
+
+
+# ---------------------------------------------------------------- plain values, every axis
+
+
+@pytest.mark.parametrize("axis", AXES)
+def test_logsumexp_matches_high_precision_oracle(axis):
+    x = _logits(1)
+    _assert_close64(logsumexp(x, axis=axis), _oracle.logsumexp(x, axis))
+
+
+@pytest.mark.parametrize("axis", AXES)
+def test_softmax_matches_high_precision_oracle(axis):
+    x = _logits(2)
+    _assert_close64(softmax(x, axis=axis), _oracle.softmax(x, axis))
+
+
+@pytest.mark.parametrize("axis", AXES)
+def test_log_softmax_matches_high_precision_oracle(axis):
+    x = _logits(3)
+    _assert_close64(log_softmax(x, axis=axis), _oracle.log_softmax(x, axis))
+
+
+@pytest.mark.parametrize("axis", AXES)
+def test_softmax_sums_to_one_along_the_axis(axis):
+    p = softmax(_logits(4), axis=axis)
+    # 5 terms each within a few ulps of exact: the sum is within ~1e-15 of 1.
+    np.testing.assert_allclose(np.sum(p, axis=axis), 1.0, rtol=0, atol=1e-13)
+
+
+def test_default_axis_is_the_last():
+    x = _logits(5)
+    _assert_close64(logsumexp(x), _oracle.logsumexp(x, -1))
+    _assert_close64(softmax(x), _oracle.softmax(x, -1))
+    _assert_close64(log_softmax(x), _oracle.log_softmax(x, -1))
+
+
+# ---------------------------------------------------------------- keepdims
+
+
+@pytest.mark.parametrize("axis", AXES)
+def test_logsumexp_keepdims_keeps_the_reduced_axis_in_place(axis):
+    x = _logits(6)
+    out = logsumexp(x, axis=axis, keepdims=True)
+    expected = np.expand_dims(_oracle.logsumexp(x, axis), axis)
+    assert out.shape == expected.shape
+    _assert_close64(out, expected)
+
+
+@pytest.mark.parametrize("axis", AXES)
+def test_logsumexp_without_keepdims_drops_the_reduced_axis(axis):
+    x = _logits(7)
+    out = logsumexp(x, axis=axis)
+    assert out.shape == tuple(n for i, n in enumerate(SHAPE) if i != axis % len(SHAPE))
+
+
+@pytest.mark.parametrize("axis", [0, 2])
+def test_keepdims_result_broadcasts_back_to_log_softmax(axis):
+    x = _logits(8)
+    _assert_close64(x - logsumexp(x, axis=axis, keepdims=True), _oracle.log_softmax(x, axis))
+
+
+# ---------------------------------------------------------------- overflow and underflow
+
+
+LARGE = np.array([[1000.0, 1001.0, 999.0, 1000.5], [-5.0, 710.0, 712.0, 0.0]])
+VERY_NEGATIVE = np.array([[-1000.0, -1001.0, -1002.5, -999.0], [-3000.0, -2999.0, -3001.0, -3000.0]])
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_large_logits_do_not_overflow(axis):
+    _assert_close64(logsumexp(LARGE, axis=axis), _oracle.logsumexp(LARGE, axis))
+    _assert_close64(softmax(LARGE, axis=axis), _oracle.softmax(LARGE, axis))
+    _assert_close64(log_softmax(LARGE, axis=axis), _oracle.log_softmax(LARGE, axis))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_very_negative_logits_do_not_underflow(axis):
+    _assert_close64(logsumexp(VERY_NEGATIVE, axis=axis), _oracle.logsumexp(VERY_NEGATIVE, axis))
+    _assert_close64(softmax(VERY_NEGATIVE, axis=axis), _oracle.softmax(VERY_NEGATIVE, axis))
+    _assert_close64(log_softmax(VERY_NEGATIVE, axis=axis), _oracle.log_softmax(VERY_NEGATIVE, axis))
+
+
+def test_float32_logits_do_not_overflow():
+    # exp(89) already overflows float32.
+    x = np.array([[90.0, 95.0, 100.0], [1.0, 2.0, 3.0]], dtype=np.float32)
+    for fn, oracle_fn in [(logsumexp, _oracle.logsumexp), (softmax, _oracle.softmax),
+                          (log_softmax, _oracle.log_softmax)]:
+        out = fn(x, axis=-1)
+        assert np.isfinite(out).all()
+        np.testing.assert_allclose(out, oracle_fn(x, -1), rtol=RTOL32, atol=ATOL32)
+
+
+def test_slices_of_very_different_scale_are_each_shifted_by_their_own_max():
+    x = np.array([[0.0, 1.0, 2.0], [1000.0, 1001.0, 1002.0], [-1000.0, -999.0, -998.0]])
+    for axis, xx in [(1, x), (0, x.T)]:
+        _assert_close64(logsumexp(xx, axis=axis), _oracle.logsumexp(xx, axis))
+        _assert_close64(softmax(xx, axis=axis), _oracle.softmax(xx, axis))
+        _assert_close64(log_softmax(xx, axis=axis), _oracle.log_softmax(xx, axis))
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_log_softmax_stays_exact_far_below_the_underflow_floor(axis):
+    # exp(-800) is 0 in float64, so log(softmax) would give -inf here.
+    x = np.array([[0.0, -800.0, -1500.0, -2000.25], [3.0, 2.0, -760.0, -9000.0]])
+    x = x if axis == -1 else x.T
+    out = log_softmax(x, axis=axis)
+    assert np.isfinite(out).all()
+    _assert_close64(out, _oracle.log_softmax(x, axis))
+
+
+# ---------------------------------------------------------------- -inf as an additive mask
+
+
+def _masked(seed, axis):
+    """Logits with a partial -inf mask plus one slice along `axis` that is entirely -inf."""
+    x = _logits(seed)
+    rng = np.random.default_rng(seed + 100)
+    x[rng.random(SHAPE) < 0.3] = -np.inf
+    moved = np.moveaxis(x, axis, -1)          # a view: writes land in x
+    moved[0, 0, :] = 0.0                      # a slice with nothing masked
+    moved[1, 2, :] = -np.inf                  # a fully masked slice
+    moved[2, 1, :] = -np.inf
+    moved[2, 1, 1] = 7.0                      # a slice with one survivor
+    return x
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_partially_masked_entries_get_exactly_zero_probability(axis):
+    x = _masked(20, axis)
+    p = softmax(x, axis=axis)
+    _assert_close64(p, _oracle.softmax(x, axis))
+    assert (p[np.isneginf(x)] == 0.0).all()
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_partially_masked_entries_get_minus_inf_log_probability(axis):
+    x = _masked(21, axis)
+    lp = log_softmax(x, axis=axis)
+    assert np.isneginf(lp[np.isneginf(x)]).all()
+    _assert_close64(lp, _oracle.log_softmax(x, axis))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_fully_masked_slice_logsumexp_is_minus_inf(axis):
+    x = _masked(22, axis)
+    out = logsumexp(x, axis=axis)
+    expected = _oracle.logsumexp(x, axis)
+    assert np.isneginf(expected).sum() >= 1
+    _assert_close64(out, expected)
+    kept = logsumexp(x, axis=axis, keepdims=True)
+    _assert_close64(kept, np.expand_dims(expected, axis))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_fully_masked_slice_softmax_is_all_zeros(axis):
+    x = _masked(23, axis)
+    p = softmax(x, axis=axis)
+    _assert_close64(p, _oracle.softmax(x, axis))
+    sums = np.sum(p, axis=axis)
+    fully_masked = np.all(np.isneginf(x), axis=axis)
+    assert (sums[fully_masked] == 0.0).all()
+    # Every other slice still sums to one (within float64 rounding of <= 5 terms).
+    np.testing.assert_allclose(sums[~fully_masked], 1.0, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_fully_masked_slice_log_softmax_is_all_minus_inf(axis):
+    x = _masked(24, axis)
+    lp = log_softmax(x, axis=axis)
+    _assert_close64(lp, _oracle.log_softmax(x, axis))
+
+
+def test_single_fully_masked_vector():
+    x = np.full(4, -np.inf)
+    assert logsumexp(x) == -np.inf
+    assert np.array_equal(softmax(x), np.zeros(4))
+    assert np.isneginf(log_softmax(x)).all()
+
+
+# ---------------------------------------------------------------- dtypes and purity
+
+
+def test_float32_input_gives_float32_output():
+    x = _logits(30).astype(np.float32)
+    for fn, oracle_fn in [(logsumexp, _oracle.logsumexp), (softmax, _oracle.softmax),
+                          (log_softmax, _oracle.log_softmax)]:
+        out = fn(x, axis=1)
+        assert out.dtype == np.float32
+        np.testing.assert_allclose(out, oracle_fn(x, 1), rtol=RTOL32, atol=ATOL32)
+    assert logsumexp(x, axis=1, keepdims=True).dtype == np.float32
+
+
+def test_integer_and_list_input_gives_float64():
+    x = [[1, 2, 3], [10, 10, 10]]
+    for fn, oracle_fn in [(logsumexp, _oracle.logsumexp), (softmax, _oracle.softmax),
+                          (log_softmax, _oracle.log_softmax)]:
+        out = fn(x)
+        assert out.dtype == np.float64
+        _assert_close64(out, oracle_fn(np.array(x, dtype=np.float64), -1))
+    assert logsumexp(np.array(x, dtype=np.int32), axis=0).dtype == np.float64
+
+
+def test_input_array_is_not_modified():
+    x = _masked(31, 1)
+    before = x.copy()
+    logsumexp(x, axis=1)
+    softmax(x, axis=1)
+    log_softmax(x, axis=1)
+    assert np.array_equal(x, before)
