@@ -19,6 +19,7 @@ TIERS = ("laptop", "accelerated")
 ACCELERATORS = ("cuda", "metal")
 DIFFICULTIES = ("easy", "medium", "hard")
 NAMED_SETS = ("unvalidated", "warmup", "v1")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: `sb list` parses every task's meta
 SLUG = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -55,7 +56,7 @@ class Meta:
 def parse_meta(text: str, where: str) -> Meta:
     """Parse and validate meta.yaml text; `where` is 'package/meta.yaml' for messages."""
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise TaskError(f"{where}: not valid YAML ({_first_line(exc)})") from exc
     if not isinstance(data, dict):

@@ -145,16 +145,30 @@ def load_packaged_task(package: str) -> Task:
 
 
 def _check_layout(task: Task) -> None:
+    """Names only, no contents: loading every task must stay cheap for `sb list`."""
     pkg = task.package
     if not task.root.joinpath("prompt.md").is_file():
         raise TaskError(f"{pkg}/prompt.md: missing")
-    if not task.starter_files:
+    starter = tree_names(task.root.joinpath("starter"))
+    if not starter:
         raise TaskError(f"{pkg}/starter: missing or empty (the starter declares the solution's files)")
-    missing = sorted(set(task.starter_files) - set(task.reference_files))
+    missing = sorted(starter - tree_names(task.root.joinpath("reference")))
     if missing:
         raise TaskError(f"{pkg}/reference: missing starter file {missing[0]!r}")
-    if not any(n.rsplit("/", 1)[-1].startswith("test_") for n in task.hidden_test_files):
+    if not any(n.rsplit("/", 1)[-1].startswith("test_") for n in tree_names(task.root.joinpath("hidden_tests"))):
         raise TaskError(f"{pkg}/hidden_tests: no test_*.py file")
+
+
+def tree_names(folder: Traversable, prefix: str = "") -> set:
+    names: set = set()
+    if not folder.is_dir():
+        return names
+    for entry in folder.iterdir():
+        if entry.name in SKIPPED_NAMES or entry.name.endswith(".pyc"):
+            continue
+        path = f"{prefix}{entry.name}"
+        names |= tree_names(entry, path + "/") if entry.is_dir() else {path}
+    return names
 
 
 

@@ -1,0 +1,237 @@
+"""A minimal asyncio HTTP/1.1 client for streamed chat completions, built for timing.
+
+Why not a general HTTP library: the clock must start when the request is fully written
+(a library's own queueing would be charged to the server), and each read must be stamped
+the moment the event loop hands it over. `data_received` stamps the read with
+`perf_counter_ns`, strips the chunked framing and splits server-sent events; JSON is parsed
+only after the response ends, so one stream's parsing never delays another's timestamps.
+Connections are kept alive and reused across requests and levels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl as ssl_module
+from dataclasses import dataclass, field
+from time import perf_counter_ns
+from urllib.parse import urlsplit
+
+
+@dataclass
+class Endpoint:
+    host: str
+    port: int
+    tls: bool
+    path: str            # the chat completions path, e.g. /v1/chat/completions
+
+    @classmethod
+    def from_base_url(cls, base_url: str) -> "Endpoint":
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"base URL must be http(s)://host[:port]/path, got {base_url!r}")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return cls(parts.hostname, port, parts.scheme == "https", parts.path.rstrip("/") + "/chat/completions")
+
+    @property
+    def host_header(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass
+class RawResponse:
+    """What arrived for one request: every server-sent event with the time of the read that completed it."""
+    t_written_ns: int = 0
+    t_end_ns: int = 0
+    status: int | None = None
+    headers: dict = field(default_factory=dict)
+    events: list = field(default_factory=list)      # (t_ns, event bytes)
+    error: str | None = None
+    keep_alive: bool = True
+
+
+class _ResponseParser:
+    """Incremental HTTP/1.1 response parser: head, then chunked, sized or close-delimited body."""
+
+    def __init__(self, raw: RawResponse, done: asyncio.Future):
+        self.raw, self.done = raw, done
+        self.head = b""
+        self.mode = "head"
+        self.buf = b""
+        self.left = 0
+        self.sse = b""
+        self.cr = b""
+
+    def feed(self, t: int, data: bytes) -> None:
+        if self.mode == "head":
+            self.head += data
+            end = self.head.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            data, self.head = self.head[end + 4:], self.head[:end]
+            self._parse_head()
+        if self.mode == "chunked":
+            self._feed_chunked(t, data)
+        elif self.mode == "sized":
+            data = data[: self.left]
+            self.left -= len(data)
+            self._body(t, data)
+            if self.left <= 0:
+                self.finish(t)
+        elif self.mode == "close":
+            self._body(t, data)
+
+    def _parse_head(self) -> None:
+        lines = self.head.decode("latin-1").split("\r\n")
+        version, _, rest = lines[0].partition(" ")
+        self.raw.status = int(rest.split(" ", 1)[0])
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        self.raw.headers = headers
+        self.raw.keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            self.mode = "chunked"
+        elif "content-length" in headers:
+            self.mode, self.left = "sized", int(headers["content-length"])
+            if self.left == 0:
+                self.finish(perf_counter_ns())
+        else:
+            self.mode, self.raw.keep_alive = "close", False
+
+    def _feed_chunked(self, t: int, data: bytes) -> None:
+        buf = self.buf + data if self.buf else data
+        while buf:
+            if self.left > 0:
+                piece, buf = buf[: self.left], buf[self.left:]
+                self.left -= len(piece)
+                self._body(t, piece)
+                if self.left == 0:
+                    self.left = -2          # the CRLF after the chunk data
+                continue
+            if self.left < 0:
+                skip = min(-self.left, len(buf))
+                buf, self.left = buf[skip:], self.left + skip
+                continue
+            end = buf.find(b"\r\n")
+            if end < 0:
+                break
+            size = int(buf[:end].split(b";", 1)[0], 16)
+            if size == 0:
+                if buf.find(b"\r\n\r\n", end) >= 0 or buf[end + 2: end + 4] == b"\r\n":
+                    self.finish(t)
+                    buf = b""
+                break
+            buf, self.left = buf[end + 2:], size
+        self.buf = buf
+
+    def _body(self, t: int, data: bytes) -> None:
+        data = self.cr + data
+        self.cr = b""
+        if data.endswith(b"\r"):
+            data, self.cr = data[:-1], b"\r"
+        self.sse += data.replace(b"\r\n", b"\n")
+        while (end := self.sse.find(b"\n\n")) >= 0:
+            self.raw.events.append((t, self.sse[:end]))
+            self.sse = self.sse[end + 2:]
+
+    def finish(self, t: int, error: str | None = None) -> None:
+        if self.done.done():
+            return
+        if self.sse.strip():
+            self.raw.events.append((t, self.sse))
+        self.raw.t_end_ns = t
+        if error and self.mode != "close":
+            self.raw.error = error
+        self.done.set_result(self.raw)
+
+
+class _Protocol(asyncio.Protocol):
+    def __init__(self):
+        self.transport = None
+        self.parser: _ResponseParser | None = None
+        self.lost = False
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        t = perf_counter_ns()
+        if self.parser is not None:
+            self.parser.feed(t, data)
+
+    def connection_lost(self, exc) -> None:
+        self.lost = True
+        if self.parser is not None:
+            self.parser.finish(perf_counter_ns(), f"connection closed: {exc or 'by the server'}")
+
+
+class Connection:
+    """One keep-alive connection; requests on it are strictly one after another."""
+
+    def __init__(self, protocol: _Protocol):
+        self.protocol = protocol
+
+    @property
+    def usable(self) -> bool:
+        return not self.protocol.lost
+
+    def close(self) -> None:
+        if self.protocol.transport is not None:
+            self.protocol.transport.close()
+
+    async def send(self, request: bytes, timeout_s: float) -> RawResponse:
+        """Write the prepared request; the clock starts once the kernel has all of it."""
+        loop = asyncio.get_running_loop()
+        raw, done = RawResponse(), loop.create_future()
+        self.protocol.parser = _ResponseParser(raw, done)
+        transport = self.protocol.transport
+        transport.write(request)
+        while transport.get_write_buffer_size():        # only for a request larger than the socket buffer
+            await asyncio.sleep(0)
+        raw.t_written_ns = perf_counter_ns()
+        try:
+            await asyncio.wait_for(done, timeout_s)
+        except asyncio.TimeoutError:
+            raw.error, raw.t_end_ns, raw.keep_alive = f"no complete response in {timeout_s:g}s", perf_counter_ns(), False
+        self.protocol.parser = None
+        if not raw.keep_alive or raw.error:
+            self.close()
+            self.protocol.lost = True
+        return raw
+
+
+class Pool:
+    """Idle keep-alive connections to one endpoint, opened ahead of a level so no level pays a connect."""
+
+    def __init__(self, endpoint: Endpoint):
+        self.endpoint = endpoint
+        self.idle: list[Connection] = []
+        self.ssl = ssl_module.create_default_context() if endpoint.tls else None
+
+    async def _open(self) -> Connection:
+        loop = asyncio.get_running_loop()
+        _, protocol = await loop.create_connection(_Protocol, self.endpoint.host, self.endpoint.port, ssl=self.ssl)
+        return Connection(protocol)
+
+    async def ensure(self, n: int) -> None:
+        self.idle = [c for c in self.idle if c.usable]
+        missing = n - len(self.idle)
+        if missing > 0:
+            self.idle.extend(await asyncio.gather(*(self._open() for _ in range(missing))))
+
+    async def acquire(self) -> Connection:
+        while self.idle:
+            conn = self.idle.pop()
+            if conn.usable:
+                return conn
+        return await self._open()
+
+    def release(self, conn: Connection) -> None:
+        if conn.usable:
+            self.idle.append(conn)
+
+    def close(self) -> None:
+        for conn in self.idle:
+            conn.close()
+        self.idle = []

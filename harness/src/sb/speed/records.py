@@ -1,0 +1,109 @@
+"""One request's record, read from the raw streamed events after the response has ended.
+
+A chunk is a token-bearing chunk only when it carries text (content, or a reasoning
+model's reasoning text): the role-only first chunk many servers send at once would
+otherwise pass for a time to first token of a few hundred microseconds.
+"""
+
+from __future__ import annotations
+
+import json
+
+NS = 1e9
+
+
+def _payloads(events: list):
+    """(t_ns, parsed JSON or the marker 'DONE') for each data event; comments and pings skipped."""
+    for t, event in events:
+        lines = [line[5:].lstrip() for line in event.split(b"\n") if line.startswith(b"data:")]
+        if not lines:
+            continue
+        data = b"\n".join(lines)
+        yield t, ("DONE" if data.strip() == b"[DONE]" else json.loads(data))
+
+
+def _text(chunk: dict) -> str:
+    choices = chunk.get("choices") or []
+    if not choices:
+        return ""
+    choice = choices[0]
+    delta = choice.get("delta") or {}
+    return (delta.get("content") or delta.get("reasoning_content") or delta.get("reasoning")
+            or choice.get("text") or "")
+
+
+def _usage_tokens(chunk: dict):
+    usage = chunk.get("usage") or {}
+    tokens = usage.get("completion_tokens")
+    return tokens if isinstance(tokens, int) else None
+
+
+def build_record(raw, max_tokens: int, origin_ns: int, request_index: int, level: int) -> dict:
+    """The per-request record kept in the results file; times in seconds from the run's start."""
+    record = {"index": request_index, "concurrency": level, "id": None, "model": None,
+              "written_s": (raw.t_written_ns - origin_ns) / NS, "end_s": (raw.t_end_ns - origin_ns) / NS,
+              "status": raw.status, "error": raw.error, "output_tokens": None, "token_source": None,
+              "content_chunks": 0, "ttft_s": None, "itl_s": None, "e2e_s": None, "tokens_per_s": None,
+              "flag": None, "chunk_offsets_ms": []}
+    if raw.error is None and raw.status != 200:
+        record["error"] = f"HTTP {raw.status}: {_body_text(raw)}"
+    if record["error"] is None:
+        try:
+            _read_stream(record, raw)
+        except (ValueError, TypeError, AttributeError) as exc:
+            record["error"] = f"unreadable stream: {exc}"
+    record["flag"] = _flag(record, max_tokens)
+    return record
+
+
+def _body_text(raw) -> str:
+    return b" ".join(event for _, event in raw.events).decode("utf-8", "replace")[:200]
+
+
+def _read_stream(record: dict, raw) -> None:
+    times, usage, end = [], None, raw.t_end_ns
+    for t, payload in _payloads(raw.events):
+        if payload == "DONE":
+            end = t
+            continue
+        if "error" in payload and not payload.get("choices"):
+            raise ValueError(f"server error in stream: {str(payload['error'])[:200]}")
+        record["id"] = record["id"] or payload.get("id")
+        record["model"] = record["model"] or payload.get("model")
+        usage = _usage_tokens(payload) or usage
+        if _text(payload):
+            times.append(t)
+    start = raw.t_written_ns
+    record["content_chunks"] = len(times)
+    record["chunk_offsets_ms"] = [round((t - start) / 1e6, 3) for t in times]
+    record["output_tokens"], record["token_source"] = (usage, "usage") if usage is not None else (len(times), "chunks")
+    record["e2e_s"] = (end - start) / NS
+    record["end_s"] += (end - raw.t_end_ns) / NS
+    if times:
+        record["ttft_s"] = (times[0] - start) / NS
+        if record["output_tokens"] > 1:
+            record["itl_s"] = (times[-1] - times[0]) / NS / (record["output_tokens"] - 1)
+    if record["e2e_s"] > 0:
+        record["tokens_per_s"] = record["output_tokens"] / record["e2e_s"]
+
+
+def _flag(record: dict, max_tokens: int):
+    """Why a request is out of the figures, or None: an error, or not exactly the asked count."""
+    if record["error"]:
+        return "error"
+    if record["output_tokens"] is None or record["ttft_s"] is None:
+        return "short"
+    if record["output_tokens"] < max_tokens:
+        return "short"
+    if record["output_tokens"] > max_tokens:
+        return "long"
+    return None
+
+
+def token_gaps_s(record: dict) -> list:
+    """Per-token inter-token latencies: chunk gaps when every chunk is one token, else the mean gap per token."""
+    n = record["output_tokens"]
+    offsets = record["chunk_offsets_ms"]
+    if len(offsets) == n:
+        return [(b - a) / 1e3 for a, b in zip(offsets, offsets[1:])]
+    return [record["itl_s"]] * (n - 1) if record["itl_s"] is not None else []

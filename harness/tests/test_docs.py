@@ -1,0 +1,53 @@
+"""Every hook and every CLI command is documented; the README's task table is generated."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import re
+
+import sb
+from sb import hookspecs
+from sb.cli import cli
+from conftest import REPO
+
+DOCS = REPO / "docs"
+
+
+def hook_names() -> list:
+    return [name for name, fn in vars(hookspecs).items()
+            if inspect.isfunction(fn) and hasattr(fn, "sb_spec")]
+
+
+def test_every_hook_has_a_docstring_and_a_doc_section():
+    names = hook_names()
+    assert {"register_tasks", "register_models", "register_sandboxes"} <= set(names)
+    text = (DOCS / "plugins.md").read_text()
+    for name in names:
+        assert getattr(hookspecs, name).__doc__, name
+        assert f"## `{name}`" in text, f"docs/plugins.md has no section for {name}"
+
+
+def test_every_cli_command_has_a_doc_section():
+    text = (DOCS / "cli.md").read_text()
+    for name in cli.commands:
+        assert re.search(rf"^## `sb {name}`", text, re.M), f"docs/cli.md has no section for sb {name}"
+
+
+def test_public_surface_is_exactly_all():
+    public = {name for name in vars(sb) if not name.startswith("_")}
+    modules = {name for name in public if inspect.ismodule(getattr(sb, name))}
+    assert public - modules == set(sb.__all__)
+
+
+def load_tool(name: str):
+    spec = importlib.util.spec_from_file_location(name, REPO / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_task_table_is_in_sync_with_the_packages():
+    tool = load_tool("task_table")
+    readme = (REPO / "README.md").read_text()
+    assert tool.replace_block(readme, tool.table()) == readme, "run: python tools/task_table.py --write"
