@@ -1,0 +1,93 @@
+"""Hidden tests for verify_draft: the emitted distribution, graded statistically.
+
+Each statistical test compares counts from 20000 seeded rounds with the exact
+distributions they must follow (the TARGET/DRAFT tables, not the reference
+solution) using a Chernoff bound at ALPHA = 1e-7 per test; see _spec_harness.
+Five statistical tests -> a correct implementation, whatever order it draws its
+random numbers in, fails this file with probability below 5e-7.
+"""
+import random
+
+import numpy as np
+
+from speculative import verify_draft
+
+import _spec_harness as h
+
+
+def test_output_is_accepted_prefix_then_one_token():
+    tokens, outputs = h.main_run(verify_draft)
+    lengths = np.array([len(o) for o in outputs])
+    assert lengths.min() >= 1 and lengths.max() <= h.K + 1, (
+        f"output lengths must be in [1, {h.K + 1}], saw {lengths.min()}..{lengths.max()}")
+    for r, out in enumerate(outputs):
+        n = len(out)
+        assert all(0 <= t < h.V for t in out), f"round {r}: token out of range in {out}"
+        assert out[: n - 1] == tokens[r, : n - 1].tolist(), (
+            f"round {r}: draft {tokens[r].tolist()} but output {out}: every token but the "
+            "last must be an accepted draft token")
+        if n <= h.K:
+            assert out[-1] != tokens[r, n - 1], (
+                f"round {r}: draft {tokens[r].tolist()}, output {out}: output stops at "
+                f"position {n - 1} although the draft token there was kept")
+
+
+def test_first_token_follows_target():
+    _, outputs = h.main_run(verify_draft)
+    counts = h.emitted_counts(outputs)
+    h.check_contexts(counts, h.contexts_at(0), "first emitted token")
+
+
+def test_tokens_after_accepted_prefix_follow_target_given_prefix():
+    _, outputs = h.main_run(verify_draft)
+    counts = h.emitted_counts(outputs)
+    ctxs = [c for j in range(1, h.K) for c in h.contexts_at(j)]
+    h.check_contexts(counts, ctxs, "token at positions 1..K-1 given the emitted prefix")
+
+
+def test_bonus_token_follows_final_target_row():
+    _, outputs = h.main_run(verify_draft)
+    counts = h.emitted_counts(outputs)
+    ctxs = h.contexts_at(h.K)
+    assert counts[ctxs].sum() > 1000, (
+        f"only {counts[ctxs].sum()} of 20000 rounds emitted a token at position {h.K}; "
+        "expected about 3600 (every draft token accepted, then one more token)")
+    h.check_contexts(counts, ctxs, "token emitted after the whole draft was accepted")
+
+
+def test_acceptance_rate_is_the_largest_the_guarantee_allows():
+    _, outputs = h.main_run(verify_draft)
+    reached, accepted = h.acceptance_counts(outputs)
+    # Independent expectation: for a draft q and target p the best achievable
+    # probability of keeping the drafted token is the overlap sum_x min(p, q).
+    best = np.minimum(h.TARGET[: len(h.DRAFT)], h.DRAFT).sum(axis=1)
+    h.chernoff_check(accepted, reached, best, "probability that the drafted token is kept")
+
+
+def test_empty_draft_samples_the_target():
+    rng = np.random.default_rng(7)
+    p = np.array([[0.1, 0.0, 0.6, 0.3]])
+    counts = np.zeros(4, dtype=np.int64)
+    for _ in range(3000):
+        out = verify_draft(np.zeros(0, dtype=np.int64), np.zeros((0, 4)), p, rng)
+        assert len(out) == 1, f"an empty draft must emit exactly one token, got {out}"
+        counts[int(out[0])] += 1
+    h.chernoff_check(counts, np.full(4, counts.sum()), p[0], "token emitted for an empty draft")
+
+
+def _run_with_noise(global_seed, verify_seed):
+    np.random.seed(global_seed)
+    random.seed(global_seed)
+    return h.simulate(verify_draft, rounds=300, draft_seed=3, verify_seed=verify_seed)[1]
+
+
+def test_randomness_comes_only_from_the_given_generator():
+    first = _run_with_noise(global_seed=11, verify_seed=5)
+    again = _run_with_noise(global_seed=99, verify_seed=5)
+    assert first == again, (
+        "the same Generator state must give the same output whatever the global numpy/"
+        "random state is: draw every random number from the rng argument")
+    other = _run_with_noise(global_seed=11, verify_seed=6)
+    assert first != other, (
+        "a differently seeded Generator gave identical output over 300 rounds: "
+        "the rng argument is not being used")
