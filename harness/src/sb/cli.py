@@ -116,9 +116,16 @@ def mutants(slugs, tier, isolation, jobs, as_json):
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
 @click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
               help="up to N model calls at once")
+@click.option("--temperature", type=float, default=None, help="sampling temperature (unset: not sent)")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None,
+              help="output token limit (unset: not sent, or the adapter's documented default where the API requires one)")
+@click.option("--thinking-budget", type=click.IntRange(min=1), default=None, help="thinking tokens (anthropic; unset: not sent)")
+@click.option("--effort", default=None, help="reasoning effort, e.g. low, medium, high (unset: not sent)")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="seconds per model call (default 600)")
 @click.option("--json", "as_json", is_flag=True, help="print the results document(s)")
 def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, base_url, repeat, resume, jobs,
-        concurrency, as_json):
+        concurrency, temperature, max_tokens, thinking_budget, effort, timeout_s, as_json):
     """Let a model attempt every chosen task once, grade each, write a results file."""
     from sb.models.base import ModelOptions, resolve_model
     from sb.parallel import default_jobs
@@ -129,7 +136,11 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
     if not tasks:
         raise SbError("no task matches the selection")
     sandbox = _sandbox(isolation, trusted=getattr(adapter, "trusted", False))
-    sweep = Sweep(tasks, adapter, model_id, sandbox, ModelOptions(base_url=base_url), results_dir, keep,
+    knobs = {"temperature": temperature, "max_tokens": max_tokens, "thinking_budget": thinking_budget,
+             "effort": effort, "timeout_s": timeout_s}
+    options = ModelOptions(base_url=base_url, settings={k: v for k, v in knobs.items() if v is not None})
+    options.timeout_s = timeout_s or options.timeout_s
+    sweep = Sweep(tasks, adapter, model_id, sandbox, options, results_dir, keep,
                   set_name or ("custom" if slugs else "all"), jobs=jobs or default_jobs(), concurrency=concurrency,
                   draws=repeat)
     from sb.report import terminal

@@ -21,6 +21,9 @@ from sb.errors import PluginError
 ENTRY_POINT_GROUP = "sb"
 DEFAULT_PLUGINS = (
     "sb.models.builtin",
+    "sb.models.anthropic",
+    "sb.models.openai",
+    "sb.models.cmd",
     "sb.sandbox.plain",
     "sb.sandbox.bwrap",
 )

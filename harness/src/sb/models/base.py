@@ -36,6 +36,8 @@ class Attempt:
     usd_cost: float | None = None
     transport_retries: int = 0
     dropped_files: list = field(default_factory=list)
+    price: str | None = None              # the dated price used ("anthropic claude-x as of ..."), or "unpriced"
+    exit_status: int | None = None        # an external agent's exit status (cmd:)
 
     @property
     def produced_files(self) -> bool:
@@ -69,11 +71,18 @@ def resolve_model(name: str, pm=None) -> tuple[ModelAdapter, str]:
     adapters = registered_adapters(pm)
     prefix, sep, rest = name.partition(":")
     if sep and prefix in adapters:
-        return adapters[prefix], rest
+        return _installed(adapters[prefix], name), rest
     claimants = [a for a in adapters.values() if a.claims(name)]
     if not claimants:
         raise SbError(f"unknown model {name!r}: no adapter claims it (see `sb models`)")
     if len(claimants) > 1:
         names = ", ".join(sorted(a.name for a in claimants))
         raise SbError(f"model {name!r} is claimed by several adapters ({names}); write ADAPTER:{name}")
-    return claimants[0], name
+    return _installed(claimants[0], name), name
+
+
+def _installed(adapter: ModelAdapter, name: str) -> ModelAdapter:
+    """A missing optional SDK is one line naming the extra, before any task starts."""
+    if not adapter.installed():
+        raise SbError(f"model {name!r} needs the {adapter.name} adapter's SDK: pip install 'scratchbench[{adapter.extra}]'")
+    return adapter

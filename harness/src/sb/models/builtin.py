@@ -20,10 +20,16 @@ class ReferenceAdapter(ModelAdapter):
         write_files(workdir, task.reference_files)
         return Attempt(model_answered="reference")
 
+    def tool_session(self, model: str, task, tools: list, options: ModelOptions):
+        """For tool_loop tasks: the task's own scripted agent, driven through the real loop."""
+        import importlib
+        return importlib.import_module(f"{task.package}.agent").ScriptedAgent()
+
 
 class StarterAdapter(ModelAdapter):
     name = "starter"
     trusted = True
+    leaves_starter = True  # tool_loop tasks too: the untouched starter, no conversation
     routes = "starter (leaves the starter untouched: must score 0%)"
 
     def solve(self, model: str, task, workdir: Path, options: ModelOptions) -> Attempt:

@@ -50,7 +50,7 @@ def level_summary(concurrency: int, records: list) -> dict:
         "requests": len(records),
         "valid": len(valid),
         "flagged": dict(sorted(flagged.items())),
-        "token_source": _token_source(valid),
+        "token_source": token_source(valid),
         "ttft_s": spread([r["ttft_s"] for r in valid]),
         "itl_s": spread(gaps),
         "e2e_s": spread([r["e2e_s"] for r in valid]),
@@ -61,7 +61,7 @@ def level_summary(concurrency: int, records: list) -> dict:
     }
 
 
-def _token_source(records: list):
+def token_source(records: list):
     sources = {r["token_source"] for r in records}
     return None if not sources else sources.pop() if len(sources) == 1 else "mixed"
 

@@ -1,0 +1,68 @@
+"""`cmd:<command>`: an external agent writes the files.
+
+The command runs through the shell in the working directory that holds the starter files,
+with SB_TASK (the slug) and SB_PROMPT (the path of prompt.md, written outside the working
+directory so it is never graded) in its environment, and SB_MODEL_SETTINGS (JSON) when the
+user set any knob. Whatever it leaves there is graded under the usual rules (declared
+names only). Its exit status is recorded; a non-zero exit, or running past the timeout,
+is adapter_error. It reports no tokens, so it has no usage and no cost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+from sb.hookspecs import hookimpl
+from sb.models.base import Attempt, ModelAdapter, ModelOptions
+from sb.outcome import Status
+
+
+class CommandAdapter(ModelAdapter):
+    name = "cmd"
+    routes = "cmd:<command> (an external agent run in the working directory)"
+
+    def claims(self, model: str) -> bool:
+        return False  # only as cmd:<command>
+
+    def solve(self, model: str, task, workdir: Path, options: ModelOptions) -> Attempt:
+        if not model.strip():
+            return Attempt(status=Status.ADAPTER_ERROR, detail="cmd: needs a command, as cmd:<command>")
+        with tempfile.TemporaryDirectory(prefix=f"sb-prompt-{task.slug}-") as tmp:
+            prompt = Path(tmp) / "prompt.md"
+            prompt.write_text(task.prompt, encoding="utf-8")
+            return run_agent(model, workdir, agent_env(task.slug, prompt, options.settings), options.timeout_s)
+
+
+def agent_env(slug: str, prompt: Path, settings: dict) -> dict:
+    env = dict(os.environ, SB_TASK=slug, SB_PROMPT=str(prompt))
+    if settings:
+        env["SB_MODEL_SETTINGS"] = json.dumps(settings, sort_keys=True)
+    return env
+
+
+def run_agent(command: str, workdir: Path, env: dict, timeout_s: float) -> Attempt:
+    """Run the command in its own process group, so a timeout kills everything it started."""
+    proc = subprocess.Popen(command, shell=True, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return Attempt(status=Status.ADAPTER_ERROR, detail=f"the command ran past {timeout_s:g}s and was killed",
+                       exit_status=proc.returncode)
+    if proc.returncode != 0:
+        last = (stderr.decode("utf-8", errors="replace").strip().splitlines() or [""])[-1][:300]
+        return Attempt(status=Status.ADAPTER_ERROR, exit_status=proc.returncode,
+                       detail=f"the command exited with status {proc.returncode}" + (f": {last}" if last else ""))
+    return Attempt(model_answered=command, exit_status=0)
+
+
+@hookimpl
+def register_models(register):
+    register(CommandAdapter())

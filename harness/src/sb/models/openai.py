@@ -1,0 +1,133 @@
+"""`openai` (gpt-*, o-series) and `openai-compatible:<model>` (any --base-url: vLLM, SGLang,
+llama.cpp's server, Ollama), both through the official `openai` SDK's Chat Completions API.
+
+The files come back as the message content under a strict JSON schema (response_format
+json_schema), whose file paths are limited to the declared names. A server that ignores
+the schema is still parsed strictly: anything else is adapter_error, never a guess.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from sb.hookspecs import hookimpl
+from sb.models import exchange
+from sb.models.base import ModelOptions
+from sb.models.exchange import Reply, ReplyError, SdkAdapter
+
+OPENAI_MODELS = re.compile(r"^(gpt-|chatgpt-|o\d)")
+PLACEHOLDER_KEY = "sb-no-key"  # a local server without --api-key still wants a bearer token
+
+
+class OpenAIAdapter(SdkAdapter):
+    name = "openai"
+    routes = "gpt-*, chatgpt-*, o1/o3/o4... (Chat Completions API)"
+    extra = "openai"
+    sdk_module = "openai"
+    client_class = "OpenAI"
+    provider = "openai"
+    api_key_env = "OPENAI_API_KEY"
+    supported_settings = exchange.BASE_SETTINGS + ("effort",)
+    max_tokens_param = "max_completion_tokens"
+
+    def claims(self, model: str) -> bool:
+        return bool(OPENAI_MODELS.match(model))
+
+    def ask(self, client, model: str, task, settings: dict) -> Reply:
+        params = request_params(model, task, settings, self.max_tokens_param)
+        if self.stream:
+            return reply_from_stream(client.chat.completions.create(
+                **params, stream=True, stream_options={"include_usage": True}))
+        return reply_from(client.chat.completions.create(**params))
+
+
+class OpenAICompatibleAdapter(OpenAIAdapter):
+    name = "openai-compatible"
+    routes = "openai-compatible:<model> with --base-url (vLLM, SGLang, llama.cpp, Ollama)"
+    provider = "openai-compatible"  # nothing priced: a local model has no bill to re-derive
+    api_key_env = "OPENAI_COMPATIBLE_API_KEY"
+    max_tokens_param = "max_tokens"   # what every compatible server accepts
+
+    def claims(self, model: str) -> bool:
+        return False  # only by name: openai-compatible:<model>
+
+    def api_key(self, options: ModelOptions) -> str:
+        """Optional, and never OPENAI_API_KEY: a real key must not go to an arbitrary server."""
+        return os.environ.get(self.api_key_env) or PLACEHOLDER_KEY
+
+    def base_url(self, options: ModelOptions) -> str:
+        if not options.base_url:
+            raise ReplyError("openai-compatible needs --base-url (for example http://127.0.0.1:8000/v1)")
+        return options.base_url
+
+
+def request_params(model: str, task, settings: dict, max_tokens_param: str) -> dict:
+    """The request: only the knobs the user set."""
+    files = task.meta.kind == "files"
+    system = exchange.JSON_INSTRUCTIONS if files else exchange.REPLY_INSTRUCTIONS
+    params = {"model": model, "messages": [{"role": "system", "content": system},
+                                           {"role": "user", "content": exchange.user_message(task)}]}
+    if "temperature" in settings:
+        params["temperature"] = float(settings["temperature"])
+    if "max_tokens" in settings:
+        params[max_tokens_param] = int(settings["max_tokens"])
+    if "effort" in settings:
+        params["reasoning_effort"] = settings["effort"]
+    if files:
+        params["response_format"] = {"type": "json_schema", "json_schema": {
+            "name": "files", "strict": True, "schema": exchange.files_schema(task)}}
+    return params
+
+
+def reply_from(completion) -> Reply:
+    if not completion.choices:
+        return Reply(model=completion.model, usage=usage_from(completion.usage), problem="no choices in the reply")
+    choice = completion.choices[0]
+    message = choice.message
+    return _reply(completion.model, completion.usage, choice.finish_reason,
+                  message.content or "", getattr(message, "refusal", None))
+
+
+def reply_from_stream(chunks) -> Reply:
+    """Accumulate a streamed completion: text, refusal, finish reason, model, final usage."""
+    model, usage, finish, text, refusal = None, None, None, [], []
+    for chunk in chunks:
+        model = chunk.model or model
+        usage = chunk.usage or usage
+        for choice in chunk.choices[:1]:
+            finish = choice.finish_reason or finish
+            text.append(choice.delta.content or "")
+            refusal.append(getattr(choice.delta, "refusal", None) or "")
+    return _reply(model, usage, finish, "".join(text), "".join(refusal) or None)
+
+
+def _reply(model, usage, finish_reason, text: str, refusal) -> Reply:
+    reply = Reply(model=model, usage=usage_from(usage), text=text)
+    if refusal:
+        reply.ended, reply.reason = "refused", refusal.strip()[:300]
+    elif finish_reason == "content_filter":
+        reply.ended, reply.reason = "refused", "finish_reason content_filter"
+    elif finish_reason == "length":
+        reply.ended, reply.reason = "truncated", "the output limit (finish_reason length)"
+    return reply
+
+
+def usage_from(usage) -> dict | None:
+    """Prompt tokens include cached ones: `input` is the uncached rest, as the price table expects."""
+    if usage is None:
+        return None
+    prompt = getattr(usage, "prompt_tokens_details", None)
+    completion = getattr(usage, "completion_tokens_details", None)
+    cached = (getattr(prompt, "cached_tokens", None) or 0) if prompt else 0
+    written = (getattr(prompt, "cache_write_tokens", None) or 0) if prompt else 0
+    reasoning = getattr(completion, "reasoning_tokens", None) if completion else None
+    return exchange.usage_record(input=max(0, (usage.prompt_tokens or 0) - cached - written),
+                                 output=usage.completion_tokens or 0, cache_read=cached, cache_write=written,
+                                 reasoning=reasoning)
+
+
+@hookimpl
+def register_models(register):
+    register(OpenAIAdapter())
+    register(OpenAICompatibleAdapter())

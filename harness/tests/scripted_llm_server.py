@@ -1,0 +1,261 @@
+"""A scripted model server on loopback speaking the Anthropic Messages API and the OpenAI
+Chat Completions API, streaming (SSE) and not, for the real SDKs to talk to in tests.
+
+A script is a list of steps, one consumed per request; the last step repeats, so
+`[Failure(500)]` is a 500 every time and `[Failure(429), Scripted(...)]` is a 429 then
+success. Every request is recorded (path, headers, JSON body) for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Scripted:
+    """One model reply, rendered in whichever API the request used."""
+
+    payload: object = None         # the files value: a tool call's input (Messages) / the JSON content (Chat)
+    text: str = ""                 # plain text content (a reply task, or prose instead of a tool call)
+    raw: str | None = None         # Chat: the content exactly as given (malformed output)
+    thinking: str = ""
+    stop: str = "end"              # end | max_tokens | refusal
+    model: str | None = None       # None: echo the model asked
+    input: int = 120
+    output: int = 40
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+    tool_calls: int = 1            # Messages: how many write_files calls carry the payload
+
+
+@dataclass
+class Failure:
+    status: int
+    message: str = "scripted failure"
+    retry_after_ms: int | None = 5
+
+
+@dataclass
+class Stall:
+    seconds: float
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict
+    body: dict
+
+
+@dataclass
+class ScriptedServer:
+    steps: list
+    requests: list = field(default_factory=list)
+
+    def __enter__(self) -> "ScriptedServer":
+        server = self
+
+        class Handler(_Handler):
+            owner = server
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def next_step(self, recorded: Recorded):
+        self.requests.append(recorded)
+        return self.steps.pop(0) if len(self.steps) > 1 else self.steps[0]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: ScriptedServer
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+        step = self.owner.next_step(Recorded(self.path, dict(self.headers), body))
+        messages = self.path.endswith("/messages")
+        if isinstance(step, Stall):
+            time.sleep(step.seconds)
+            return self._quietly(self._json, 504, {"error": "stalled"})
+        if isinstance(step, Failure):
+            return self._failure(step, messages)
+        model = step.model or body.get("model")
+        if messages:
+            events = anthropic_events(step, model)
+            return self._sse(events) if body.get("stream") else self._json(200, anthropic_message(step, model))
+        if body.get("stream"):
+            include_usage = (body.get("stream_options") or {}).get("include_usage", False)
+            return self._sse(chat_chunks(step, model, include_usage), done=True)
+        return self._json(200, chat_completion(step, model))
+
+    def _failure(self, step: Failure, messages: bool) -> None:
+        error = ({"type": "error", "error": {"type": "api_error", "message": step.message}} if messages
+                 else {"error": {"message": step.message, "type": "server_error", "code": None}})
+        headers = {"retry-after-ms": str(step.retry_after_ms)} if step.retry_after_ms is not None else {}
+        self._json(step.status, error, headers)
+
+    def _json(self, status: int, data: dict, headers: dict | None = None) -> None:
+        raw = json.dumps(data).encode()
+        self.send_response(status)
+        for name, value in {"content-type": "application/json", "content-length": str(len(raw)),
+                            "request-id": "req_scripted", **(headers or {})}.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def _sse(self, events: list, done: bool = False) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        for event in events:
+            name = f"event: {event['type']}\n" if not done else ""
+            self.wfile.write(f"{name}data: {json.dumps(event)}\n\n".encode())
+        if done:
+            self.wfile.write(b"data: [DONE]\n\n")
+        self.close_connection = True
+
+    @staticmethod
+    def _quietly(send, *args) -> None:
+        try:
+            send(*args)
+        except OSError:  # the client gave up first: that is the point of a stall
+            pass
+
+
+# -- Messages API ---------------------------------------------------------------------------
+
+def _blocks(step: Scripted) -> list:
+    blocks = []
+    if step.thinking:
+        blocks.append({"type": "thinking", "thinking": step.thinking, "signature": "c2lnbmF0dXJl"})
+    if step.text:
+        blocks.append({"type": "text", "text": step.text, "citations": None})
+    if step.payload is not None:
+        blocks += [{"type": "tool_use", "id": f"toolu_{i}", "name": "write_files", "input": step.payload}
+                   for i in range(step.tool_calls)]
+    return blocks
+
+
+def _stop_reason(step: Scripted, blocks: list) -> str:
+    if step.stop != "end":
+        return step.stop
+    return "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+
+
+def _anthropic_usage(step: Scripted) -> dict:
+    usage = {"input_tokens": step.input, "output_tokens": step.output, "cache_read_input_tokens": step.cache_read,
+             "cache_creation_input_tokens": step.cache_write}
+    if step.reasoning:
+        usage["output_tokens_details"] = {"thinking_tokens": step.reasoning}
+    return usage
+
+
+def anthropic_message(step: Scripted, model: str) -> dict:
+    blocks = _blocks(step)
+    return {"id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": blocks,
+            "stop_reason": _stop_reason(step, blocks), "stop_sequence": None, "usage": _anthropic_usage(step)}
+
+
+def anthropic_events(step: Scripted, model: str) -> list:
+    blocks = _blocks(step)
+    start_usage = {**_anthropic_usage(step), "output_tokens": 1}
+    start_usage.pop("output_tokens_details", None)
+    events = [{"type": "message_start", "message": {
+        "id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": start_usage}}]
+    for index, block in enumerate(blocks):
+        events += _block_events(index, block)
+    delta_usage = {"output_tokens": step.output}
+    if step.reasoning:
+        delta_usage["output_tokens_details"] = {"thinking_tokens": step.reasoning}
+    events.append({"type": "message_delta", "delta": {"stop_reason": _stop_reason(step, blocks),
+                                                      "stop_sequence": None}, "usage": delta_usage})
+    events.append({"type": "message_stop"})
+    return events
+
+
+def _block_events(index: int, block: dict) -> list:
+    kind = block["type"]
+    if kind == "thinking":
+        empty, deltas = {"type": "thinking", "thinking": "", "signature": ""}, [
+            {"type": "thinking_delta", "thinking": block["thinking"]},
+            {"type": "signature_delta", "signature": block["signature"]}]
+    elif kind == "text":
+        text = block["text"]
+        empty, deltas = {"type": "text", "text": ""}, [
+            {"type": "text_delta", "text": text[:len(text) // 2]}, {"type": "text_delta", "text": text[len(text) // 2:]}]
+    else:
+        raw = json.dumps(block["input"])
+        empty = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": raw[:len(raw) // 2]},
+                  {"type": "input_json_delta", "partial_json": raw[len(raw) // 2:]}]
+    return ([{"type": "content_block_start", "index": index, "content_block": empty}]
+            + [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+            + [{"type": "content_block_stop", "index": index}])
+
+
+# -- Chat Completions API -------------------------------------------------------------------
+
+def _chat_content(step: Scripted):
+    if step.stop == "refusal":
+        return None
+    if step.raw is not None:
+        return step.raw
+    if step.payload is not None:
+        return json.dumps(step.payload)
+    return step.text
+
+
+def _finish_reason(step: Scripted) -> str:
+    return {"max_tokens": "length", "refusal": "stop"}.get(step.stop, "stop")
+
+
+def _chat_usage(step: Scripted) -> dict:
+    prompt = step.input + step.cache_read
+    return {"prompt_tokens": prompt, "completion_tokens": step.output, "total_tokens": prompt + step.output,
+            "prompt_tokens_details": {"cached_tokens": step.cache_read},
+            "completion_tokens_details": {"reasoning_tokens": step.reasoning}}
+
+
+def chat_completion(step: Scripted, model: str) -> dict:
+    refusal = (step.text or "I can't help with that.") if step.stop == "refusal" else None
+    return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 1, "model": model,
+            "choices": [{"index": 0, "finish_reason": _finish_reason(step), "logprobs": None,
+                         "message": {"role": "assistant", "content": _chat_content(step), "refusal": refusal}}],
+            "usage": _chat_usage(step)}
+
+
+def chat_chunks(step: Scripted, model: str, include_usage: bool) -> list:
+    def chunk(delta: dict, finish=None, **extra) -> dict:
+        choices = [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}] if delta is not None else []
+        return {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 1, "model": model,
+                "choices": choices, **extra}
+    content = _chat_content(step) or ""
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    if step.stop == "refusal":
+        chunks.append(chunk({"refusal": step.text or "I can't help with that."}))
+    else:
+        chunks += [chunk({"content": content[:len(content) // 2]}), chunk({"content": content[len(content) // 2:]})]
+    chunks.append(chunk({}, _finish_reason(step)))
+    if include_usage:
+        chunks.append(chunk(None, usage=_chat_usage(step)))
+    return chunks

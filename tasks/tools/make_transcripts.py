@@ -1,0 +1,127 @@
+"""Regenerate reference/transcript.json and each mutant's transcript by driving scripted
+agents through the harness's real tool loop (python tasks/tools/make_transcripts.py).
+tests/test_consistency.py checks the committed files equal a fresh drive."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from sb.catalog import load_tasks
+from sb.models.base import ModelOptions
+from sb.toolloop import ModelTurn, ToolCall, drive_tool_loop
+from sb_task_tools.agent import ScriptedAgent
+
+PACKAGE = Path(__file__).parent / "src" / "sb_task_tools"
+
+
+class StringQuantity(ScriptedAgent):
+    """Sends the quantity to convert as a string: invalid against the schema."""
+
+    def step(self, results):
+        turn = super().step(results)
+        for call in turn.calls:
+            if call.name == "convert":
+                call.arguments["quantity"] = str(call.arguments["quantity"])
+        return turn
+
+
+class InventedTool(ScriptedAgent):
+    """Calls a tool that does not exist before doing the right thing."""
+
+    def step(self, results):
+        if self.stage == 0:
+            self.stage = 0.5
+            return ModelTurn(calls=[ToolCall("x", "get_inventory", {"sku": "TEA-042"})])
+        if self.stage == 0.5:
+            self.stage = 0
+            results = []
+        return super().step(results)
+
+
+class NeverAnswers(ScriptedAgent):
+    """Keeps calling tools until the bound: the loop never ends with an answer."""
+
+    def step(self, results):
+        if self.stage >= 3:
+            self.stage += 1
+            return ModelTurn(calls=[ToolCall(f"again{self.stage}", "list_warehouses", {"region": "north"})])
+        return super().step(results)
+
+
+class ChattyAnswer(ScriptedAgent):
+    def step(self, results):
+        turn = super().step(results)
+        return turn if turn.calls else ModelTurn(text=f"Sure! The total is {turn.text} kg.")
+
+
+class OneWarehouse(ScriptedAgent):
+    """Looks up only the first warehouse of the region."""
+
+    def step(self, results):
+        turn = super().step(results)
+        if self.stage == 2:
+            turn.calls = turn.calls[:1]
+        return turn
+
+
+class UnconvertedSum(ScriptedAgent):
+    """Adds the raw quantities, whatever their unit."""
+
+    def step(self, results):
+        if self.stage == 2:
+            self.stage += 1
+            total = sum(json.loads(r)["quantity"] for _, r in results)
+            return ModelTurn(text=f"ANSWER: {total:.2f}")
+        return super().step(results)
+
+
+class ExtraArgument(ScriptedAgent):
+    """Adds an argument the schema does not allow."""
+
+    def step(self, results):
+        turn = super().step(results)
+        for call in turn.calls:
+            if call.name == "get_stock":
+                call.arguments["include_reserved"] = True
+        return turn
+
+
+MUTANTS = {
+    "string_quantity": (StringQuantity, "sends a number argument as a string (invalid against the schema)"),
+    "invented_tool": (InventedTool, "calls a tool that does not exist"),
+    "never_answers": (NeverAnswers, "keeps calling tools until the turn bound: no final answer"),
+    "chatty_answer": (ChattyAnswer, "wraps the answer in chatter instead of the exact one-line form"),
+    "one_warehouse": (OneWarehouse, "sums the stock of one warehouse of the region only"),
+    "unconverted_sum": (UnconvertedSum, "adds quantities recorded in different units without converting"),
+    "extra_argument": (ExtraArgument, "passes an argument the tool's schema does not allow"),
+}
+
+
+class _Adapter:
+    def __init__(self, agent_class):
+        self.agent_class = agent_class
+
+    def tool_session(self, model, task, tools, options):
+        return self.agent_class()
+
+
+def transcript_of(agent_class) -> bytes:
+    task = load_tasks()["tools"]
+    with tempfile.TemporaryDirectory() as tmp:
+        drive_tool_loop(_Adapter(agent_class), "scripted", task, Path(tmp), ModelOptions())
+        return (Path(tmp) / "transcript.json").read_bytes()
+
+
+def main() -> None:
+    (PACKAGE / "reference" / "transcript.json").write_bytes(transcript_of(ScriptedAgent))
+    for name, (agent_class, description) in MUTANTS.items():
+        folder = PACKAGE / "mutants" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "transcript.json").write_bytes(transcript_of(agent_class))
+        (folder / "mutant.yaml").write_text(f'description: "{description}"\nexpected: caught\n')
+
+
+if __name__ == "__main__":
+    main()
