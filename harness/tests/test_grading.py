@@ -104,3 +104,22 @@ def test_status_classification_is_complete():
     for status in (Status.ADAPTER_ERROR, Status.TRUNCATED, Status.MISSING_DEPS, Status.NEEDS_ACCELERATOR,
                    Status.COLLECTION_ERROR, Status.DEVICE_STALL):
         assert not is_evidence(status)
+
+
+def test_a_blocked_accelerator_run_is_device_stall_not_timeout(task_copy, plain_sandbox):
+    from sb.task import load_task_dir
+    task = load_task_dir(task_copy(tier="accelerated", accelerator="cuda", cpu_checkable=True, time_limit_s=4),
+                         package="stall_fixture")
+    blocked = {"adder.py": b"import time\ndef add(a, b):\n    time.sleep(60)\n"}  # waits, computes nothing
+    outcome = grade(task, blocked, plain_sandbox, ["test_add.py::test_add_negative"])
+    assert outcome.status == Status.DEVICE_STALL
+    assert not outcome.evidence
+
+
+def test_a_busy_accelerator_run_is_a_timeout(task_copy, plain_sandbox):
+    from sb.task import load_task_dir
+    task = load_task_dir(task_copy(tier="accelerated", accelerator="cuda", cpu_checkable=True, time_limit_s=4),
+                         package="busy_fixture")
+    busy = {"adder.py": b"def add(a, b):\n    while True:\n        pass\n"}
+    outcome = grade(task, busy, plain_sandbox, ["test_add.py::test_add_negative"])
+    assert outcome.status == Status.TIMEOUT

@@ -199,23 +199,107 @@ def export(slug, dest, reference, mutant):
     click.echo(f"wrote {len(task.starter_files)} file(s) to {dest}")
 
 
+REPORT_MODES = ("last", "variance", "failures", "html")
+
+
 @cli.command()
-@click.option("--last", is_flag=True, help="the newest results file")
+@click.option("--last", is_flag=True, help="the newest results file in --results")
+@click.option("--variance", is_flag=True, help="per task k of N across draws, the pass rate's spread and interval")
+@click.option("--failures", "failures_slug", default=None, metavar="SLUG",
+              help="which test ids of SLUG fail across draws, grouped by identical signature")
+@click.option("--html", "html_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="write the static leaderboard site into this folder")
+@click.option("--model", default=None, help="--variance / --failures: only this model's draws")
+@click.option("--by-group", is_flag=True, help="--variance: one block per sweep (group id) instead of per model")
 @click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("results"), show_default=True)
+              default=Path("results"), show_default=True, help="the draws --last, --variance, --failures read")
+@click.option("--leaderboard", "leaderboard_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("leaderboard"), show_default=True, help="the published results the leaderboard reads")
 @click.option("--json", "as_json", is_flag=True)
-def report(last, results_dir, as_json):
-    """Show results: `--last` for the newest run."""
+def report(last, variance, failures_slug, html_dir, model, by_group, results_dir, leaderboard_dir, as_json):
+    """The leaderboard of published results, newest first; or --last, --variance, --failures, --html."""
+    chosen = [m for m, on in zip(REPORT_MODES, (last, variance, failures_slug, html_dir)) if on]
+    if len(chosen) > 1:
+        raise SbError(f"choose one of --{', --'.join(chosen)}")
+    mode = chosen[0] if chosen else "leaderboard"
+    data = _REPORTS[mode](results_dir=results_dir, leaderboard_dir=leaderboard_dir, slug=failures_slug,
+                          model=model, by_group=by_group, html_dir=html_dir)
+    if as_json:
+        return _emit_json({k: v for k, v in data.items() if k != "_path"} if isinstance(data, dict) else data)
+    from sb.report import terminal
+    getattr(terminal, f"print_{mode}")(data)
+
+
+def _report_last(results_dir, **_):
     from sb import results
     path = results.newest(results_dir)
     if path is None:
         raise SbError(f"no results in {results_dir} (run `sb run` first)")
-    doc = results.load(path)
+    return {**results.load(path), "_path": str(path)}
+
+
+def _report_leaderboard(leaderboard_dir, **_):
+    from sb.report.leaderboard import leaderboard
+    return leaderboard(leaderboard_dir)
+
+
+def _draws(results_dir, model):
+    from sb.report.draws import load_dir, of_model
+    docs = load_dir(results_dir)
+    if not docs:
+        raise SbError(f"no finished draws in {results_dir} (run `sb run` first)")
+    return of_model(docs, model) if model else docs
+
+
+def _report_variance(results_dir, model, by_group, **_):
+    from sb.report.variance import variance
+    return variance(_draws(results_dir, model), "group_id" if by_group else "model")
+
+
+def _report_failures(results_dir, model, slug, **_):
+    from sb.report.failures import failure_shape
+    return {"slug": slug, "models": failure_shape(_draws(results_dir, model), slug)}
+
+
+def _report_html(leaderboard_dir, html_dir, **_):
+    from sb.report.html import build_site
+    return {"site": str(html_dir), **build_site(leaderboard_dir, html_dir)}
+
+
+_REPORTS = {"last": _report_last, "leaderboard": _report_leaderboard, "variance": _report_variance,
+            "failures": _report_failures, "html": _report_html}
+
+
+@cli.command()
+@click.argument("model_a")
+@click.argument("model_b")
+@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("results"), show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def compare(model_a, model_b, results_dir, as_json):
+    """Two models on the same tasks: per-task counts and an exact paired test."""
+    from sb.report.compare import compare as compare_models
+    from sb.report.draws import load_dir
+    data = compare_models(load_dir(results_dir), model_a, model_b)
     if as_json:
-        return _emit_json(doc)
-    from sb.report import terminal
-    terminal.print_run_table(doc)
-    terminal.print_results_written(path)
+        return _emit_json(data)
+    from sb.report.terminal import print_compare
+    print_compare(data)
+
+
+@cli.command()
+@click.argument("results_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--leaderboard", "leaderboard_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("leaderboard"), show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def publish(results_file, leaderboard_dir, as_json):
+    """Copy a finished results file into the leaderboard, refusing a cost that does not re-derive."""
+    from sb.report.publish import publish as publish_file
+    data = publish_file(results_file, leaderboard_dir)
+    if as_json:
+        return _emit_json(data)
+    from sb.report.terminal import print_published
+    print_published(data)
 
 
 @cli.command()

@@ -199,6 +199,10 @@ def decide(task: Task, record: Record, completed, expected: list | None, sandbox
     outcomes = record.test_outcomes()
     base = dict(slug=task.slug, duration_s=round(completed.duration_s, 3), counts=_counts(outcomes, expected),
                 test_ids=sorted(outcomes))
+    if completed.timed_out and task.meta.accelerator and completed.looks_blocked:
+        return Outcome(status=Status.DEVICE_STALL, detail=f"blocked at the {task.meta.time_limit_s}s limit, using "
+                       f"{completed.cpu_rate_at_limit:.2f} CPU: the device did not answer (held by another process?)",
+                       **base)
     if completed.timed_out:
         return Outcome(status=Status.TIMEOUT, detail=f"killed at the {task.meta.time_limit_s}s limit",
                        failed_tests=_failed(outcomes, expected), **base)

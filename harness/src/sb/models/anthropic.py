@@ -47,8 +47,8 @@ def request_params(model: str, task, settings: dict) -> dict:
     params = {"model": model, "max_tokens": int(settings.get("max_tokens", DEFAULT_MAX_TOKENS)),
               "system": exchange.FILES_INSTRUCTIONS if files else exchange.REPLY_INSTRUCTIONS,
               "messages": [{"role": "user", "content": exchange.user_message(task)}]}
-    if "temperature" in settings:
-        params["temperature"] = float(settings["temperature"])
+    if "temperature" in settings:  # no longer a typed SDK argument: sent as set, the API decides
+        params["extra_body"] = {"temperature": float(settings["temperature"])}
     if "thinking_budget" in settings:
         params["thinking"] = {"type": "enabled", "budget_tokens": int(settings["thinking_budget"])}
     if "effort" in settings:

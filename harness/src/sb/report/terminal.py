@@ -155,3 +155,109 @@ def print_models(rows: list) -> None:
     for r in rows:
         table.add_row(r["name"], r["routes"], r["extra"] or "-", "yes" if r["installed"] else "no", r["source"])
     console().print(table)
+
+
+def print_last(doc: dict) -> None:
+    print_run_table(doc)
+    print_results_written(doc["_path"])
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def format_spread(summary: dict) -> str:
+    """'80% (16/20) · draws 60%–100% · 95% CI 58%–92%', or 'not measured (reason)'."""
+    if summary.get("rate") is None:
+        return format_rate(summary)
+    low, high = summary["ci"]
+    text = (f"{summary['rate']:.0%} ({summary['passed']}/{summary['measured']}) · draws "
+            f"{_pct(summary['low'])}–{_pct(summary['high'])} · 95% CI {_pct(low)}–{_pct(high)}")
+    return text + (f" · {summary['unmeasured']} not measured ({summary['reason']})" if summary["unmeasured"] else "")
+
+
+def _cost_cells(cost: dict) -> tuple[str, str]:
+    if cost["usd"] is None:
+        return cost["note"], "-"
+    return f"${cost['usd']:.4f}", "-" if cost["per_solved"] is None else f"${cost['per_solved']:.4f}"
+
+
+def print_leaderboard(rows: list) -> None:
+    """Published sweeps, newest first: the headline beside the accelerated tier, never merged."""
+    if not rows:
+        console().print("no published results (publish one with `sb publish RESULTS_FILE`)")
+        return
+    table = _table("model", "set", "tasks", "draws", "laptop (headline)", "accelerated", "cost", "per solved",
+                   "date")
+    for r in rows:
+        cost, per_solved = _cost_cells(r["cost"])
+        table.add_row(r["model"], r["task_set"], str(r["tasks"]), f"{r['draws']}/{r['draws_planned']}",
+                      format_spread(r["headline"]), format_rate(r["accelerated"]), cost, per_solved,
+                      r["run_at"][:10])
+    console().print(table)
+    console().print(f"{len(rows)} published sweep(s) · rates over evidence only · 95% CI: Wilson, pooled over task-draws")
+
+
+def _k_of_n(tally: dict) -> str:
+    if tally["measured"] == 0:
+        return f"not measured ({tally['reason']})"
+    extra = f" (+{tally['unmeasured']} not measured: {tally['reason']})" if tally["unmeasured"] else ""
+    return f"{tally['passed']}/{tally['measured']}{extra}"
+
+
+def print_variance(blocks: list) -> None:
+    """Per model (or sweep): each task's k of N draws and verdict, then every tier's spread."""
+    out = console()
+    for block in blocks:
+        name = block.get("group_id") or block["model"]
+        out.print(f"{name} · set {block['task_set']} · {block['draws']} draw(s)")
+        table = _table("task", "tier", "passed", "across draws")
+        for t in block["tasks"]:
+            table.add_row(t["slug"], t["tier"], _k_of_n(t), t["verdict"])
+        out.print(table)
+        verdicts = [t["verdict"] for t in block["tasks"]]
+        out.print(" · ".join(f"{verdicts.count(v)} {v}" for v in ("always", "never", "split", "not measured")
+                             if verdicts.count(v)))
+        for tier, summary in block["tiers"].items():
+            tag = " · headline" if tier == block["headline_tier"] else " · beside the headline, never in it"
+            out.print(f"{tier} {format_spread(summary)}{tag}")
+        out.print("")
+
+
+def print_failures(data: dict) -> None:
+    """The failure shape of one task: failing ids by frequency, then draws grouped by signature."""
+    out = console()
+    for block in data["models"]:
+        measured = (f"{block['passed']}/{block['measured']} measured draws passed" if block["measured"]
+                    else f"not measured ({block['reason']})")
+        extra = f" · {block['unmeasured']} not measured ({block['reason']})" if block["unmeasured"] and block["measured"] else ""
+        out.print(f"{data['slug']} · {block['model']} · {measured}{extra}")
+        for failing in block["failing_tests"]:
+            out.print(f"  {failing['draws']}/{block['measured']}  {failing['test']}")
+        for i, shape in enumerate(block["signatures"], 1):
+            tests = len(shape["failed_tests"])
+            what = "pass" if shape["status"] == Status.PASSED.value else f"{shape['status']}, {tests} failing test(s)"
+            out.print(f"  signature {i}: {shape['draws']} draw(s) · {what}")
+        out.print("")
+
+
+def print_html(data: dict) -> None:
+    console().print(f"wrote {len(data['pages'])} page(s) and {len(data['charts'])} chart(s) to {data['site']} "
+                    f"(open {data['site']}/index.html)")
+
+
+def print_compare(data: dict) -> None:
+    """Per-task counts for both models, then the paired test's sentence."""
+    table = _table("task", "tier", data["a"], data["b"], "favours")
+    names = {"a": data["a"], "b": data["b"], "tie": "tie", None: "not compared (no evidence)"}
+    for row in data["tasks"]:
+        table.add_row(row["slug"], row["tier"], _k_of_n(row["a"]), _k_of_n(row["b"]), names[row["winner"]])
+    out = console()
+    out.print(table)
+    out.print(data["verdict"])
+
+
+def print_published(data: dict) -> None:
+    state = "published" if data["published"] else "already published, unchanged"
+    manifest = " · SET_MANIFESTS.yaml updated" if data["manifest_updated"] else ""
+    console().print(f"{state}: {data['path']}{manifest}")

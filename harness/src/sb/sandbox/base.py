@@ -51,6 +51,14 @@ class Completed:
     output: str = ""
     isolation: str = ""
     killed_stragglers: bool = False
+    cpu_rate_at_limit: float | None = None  # CPU seconds per second of the whole tree, sampled at the limit
+
+    @property
+    def looks_blocked(self) -> bool:
+        """At its limit the process tree was using almost no CPU: waiting on something, such
+        as a device held by another process, rather than computing slowly. A busy process
+        on a loaded machine still gets a share of a core; a blocked one gets none."""
+        return self.timed_out and self.cpu_rate_at_limit is not None and self.cpu_rate_at_limit < 0.05
 
 
 class Sandbox(ABC):
@@ -89,14 +97,14 @@ def run_process(argv: list, job: Job, isolation: str, preexec=None) -> Completed
                                 start_new_session=True, pass_fds=job.pass_fds, preexec_fn=preexec)
         for fd in job.pass_fds:
             os.close(fd)
-        timed_out = _wait(proc, job.timeout_s)
+        timed_out, returncode, cpu_rate = _wait(proc, job.timeout_s)
         stragglers = _kill_group(proc.pid)
         duration = time.monotonic() - start
         out.seek(0, os.SEEK_END)
         size = out.tell()
         out.seek(max(0, size - OUTPUT_TAIL_BYTES))
         output = out.read().decode("utf-8", "replace")
-    return Completed(None if timed_out else proc.returncode, timed_out, duration, output, isolation, stragglers)
+    return Completed(None if timed_out else returncode, timed_out, duration, output, isolation, stragglers, cpu_rate)
 
 
 def _output_file():
@@ -104,14 +112,75 @@ def _output_file():
     return tempfile.TemporaryFile()
 
 
-def _wait(proc: subprocess.Popen, timeout_s: float) -> bool:
+def _wait(proc: subprocess.Popen, timeout_s: float):
+    """(timed_out, returncode, CPU rate of the tree sampled at the limit or None)."""
     try:
         proc.wait(timeout=timeout_s)
-        return False
+        return False, proc.returncode, None
     except subprocess.TimeoutExpired:
+        rate = cpu_rate(proc.pid)
         _kill_group(proc.pid)
         proc.wait()
-        return True
+        return True, proc.returncode, rate
+
+
+def cpu_rate(root_pid: int, window_s: float = 1.0) -> float | None:
+    """CPU seconds per second used by `root_pid` and its descendants over a short window."""
+    before = tree_cpu_seconds(root_pid)
+    time.sleep(window_s)
+    after = tree_cpu_seconds(root_pid)
+    return None if before is None or after is None else max(0.0, after - before) / window_s
+
+
+def tree_cpu_seconds(root_pid: int) -> float | None:
+    """Linux: /proc; elsewhere: ps. None when neither can tell."""
+    table = _proc_table() if os.path.isdir("/proc/self") else _ps_table()
+    if table is None:
+        return None
+    children: dict = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    total, stack = 0.0, [root_pid]
+    while stack:
+        pid = stack.pop()
+        total += table.get(pid, (0, 0.0))[1]
+        stack += children.get(pid, [])
+    return total
+
+
+def _proc_table():
+    ticks = os.sysconf("SC_CLK_TCK")
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        table[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks)
+    return table
+
+
+def _ps_table():
+    try:
+        out = subprocess.run(["ps", "-A", "-o", "pid=,ppid=,time="], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    table = {}
+    for line in out.splitlines():
+        pid, ppid, cputime = line.split()
+        table[int(pid)] = (int(ppid), _clock_seconds(cputime))
+    return table
+
+
+def _clock_seconds(text: str) -> float:
+    """ps time: [[dd-]hh:]mm:ss[.ss]"""
+    days, _, rest = text.rpartition("-")
+    seconds = 0.0
+    for part in rest.split(":"):
+        seconds = seconds * 60 + float(part)
+    return seconds + (int(days) * 86400 if days else 0)
 
 
 def _kill_group(pgid: int) -> bool:

@@ -31,13 +31,22 @@ def render(doc: dict, path: Path) -> Path:
     aggregate_ax.set_ylim(bottom=0)
     handles = per_stream_ax.get_legend_handles_labels()
     more = aggregate_ax.get_legend_handles_labels()
-    per_stream_ax.legend(handles[0] + more[0], handles[1] + more[1], loc="upper center", fontsize="small")
-    per_stream_ax.set_title(f"{doc['model'] or doc['model_requested']} · {doc['hardware'] or 'hardware not stated'}",
-                            fontsize="medium")
-    fig.tight_layout()
+    fig.legend(handles[0] + more[0], handles[1] + more[1], loc="lower center", ncol=2, fontsize="small")
+    per_stream_ax.set_title(_title(doc), fontsize="medium")
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(path, format="png")
     plt.close(fig)
     return Path(path)
+
+
+def _title(doc: dict) -> str:
+    cap = doc["capacity"]
+    head = f"{doc['model'] or doc['model_requested']} · {doc['hardware'] or 'hardware not stated'}"
+    if cap["floor_tokens_per_s"] is None:
+        return head + "\nno floor given: the curve only"
+    naive = cap["peak_aggregate_over_floor"]
+    return (head + f"\ncapacity {cap['capacity_streams']} streams at >= {cap['floor_tokens_per_s']:g} tokens/s each"
+            + ("" if naive is None else f" (peak aggregate / floor = {naive:.1f}: not a capacity)"))
 
 
 def _mark_floor_and_capacity(ax, capacity: dict) -> None:

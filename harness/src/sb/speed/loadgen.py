@@ -37,6 +37,7 @@ class Measurement:
     records: list            # every measured request, in the order each was written
     client_cpu: list         # per level: {concurrency, cpu_s, streamed_tokens}
     started_at: str
+    origin_ns: int           # perf_counter_ns at the run's start: records' times are seconds after it
 
 
 def measure(plan: Plan) -> Measurement:
@@ -66,7 +67,7 @@ async def _measure(plan: Plan) -> Measurement:
             records.extend(level)
     finally:
         pool.close()
-    return Measurement(warmup, records, cpu, started_at)
+    return Measurement(warmup, records, cpu, started_at, origin)
 
 
 async def _one(pool: Pool, request: bytes, plan: Plan):

@@ -34,8 +34,10 @@ class Script:
     short: frozenset = frozenset()         # request numbers (0 = the first) that stop one token short
     usage: bool = True
     model: str = "scripted-model"
+    itl_per_stream_s: float = 0.0          # added to the interval for each other stream in flight
     truth: dict = field(default_factory=dict)
     served: int = 0
+    active: int = 0
 
 
 def _chunk(payload: bytes) -> bytes:
@@ -70,11 +72,17 @@ async def _stream(script: Script, writer, body: dict, t_read: int) -> None:
              "tokens": tokens}
     script.truth[rid] = truth
     token = _event(_delta(rid, script.model, {"content": "tok "}))
-    for i in range(tokens):
-        await _sleep_until(t_read + round((ttft + i * script.itl_s) * 1e9))
-        writer.write(token)
-        truth["sent_ns"].append(perf_counter_ns())
-        await writer.drain()
+    deadline = t_read + round(ttft * 1e9)
+    script.active += 1
+    try:
+        for _ in range(tokens):
+            await _sleep_until(deadline)
+            writer.write(token)
+            truth["sent_ns"].append(perf_counter_ns())
+            await writer.drain()
+            deadline += round((script.itl_s + script.itl_per_stream_s * (script.active - 1)) * 1e9)
+    finally:
+        script.active -= 1
     usage = {"prompt_tokens": 20, "completion_tokens": tokens, "total_tokens": 20 + tokens}
     tail = _event(_delta(rid, script.model, {}, "length"))
     if script.usage:
@@ -133,12 +141,14 @@ def main(argv=None) -> None:
     parser.add_argument("--short", default="", help="comma-separated request numbers (0 = first) one token short")
     parser.add_argument("--no-usage", action="store_true", help="send no usage report")
     parser.add_argument("--model", default="scripted-model")
+    parser.add_argument("--itl-per-stream-ms", type=float, default=0.0,
+                        help="added to the inter-token interval for each other stream in flight (a server that slows)")
     parser.add_argument("--lifetime-s", type=float, default=900.0)
     args = parser.parse_args(argv)
     script = Script(ttft_s=args.ttft_ms / 1e3, itl_s=args.itl_ms / 1e3,
                     first_ttft_s=None if args.first_ttft_ms is None else args.first_ttft_ms / 1e3,
                     short=frozenset(int(n) for n in args.short.split(",") if n.strip()),
-                    usage=not args.no_usage, model=args.model)
+                    usage=not args.no_usage, model=args.model, itl_per_stream_s=args.itl_per_stream_ms / 1e3)
     asyncio.run(serve(script, args.port, args.lifetime_s))
 
 
@@ -158,10 +168,11 @@ class ScriptedServer:
 
 @contextmanager
 def scripted_server(ttft_ms=50.0, itl_ms=5.0, first_ttft_ms=None, short=(), usage=True, model="scripted-model",
-                    lifetime_s=900.0):
+                    itl_per_stream_ms=0.0, lifetime_s=900.0):
     """Start the scripted server in its own process on a free loopback port; stop it at the end."""
     args = [sys.executable, "-m", "sb.speed.scripted", "--ttft-ms", str(ttft_ms), "--itl-ms", str(itl_ms),
-            "--short", ",".join(str(n) for n in short), "--model", model, "--lifetime-s", str(lifetime_s)]
+            "--short", ",".join(str(n) for n in short), "--model", model, "--lifetime-s", str(lifetime_s),
+            "--itl-per-stream-ms", str(itl_per_stream_ms)]
     if first_ttft_ms is not None:
         args += ["--first-ttft-ms", str(first_ttft_ms)]
     if not usage:

@@ -1,0 +1,101 @@
+"""Results documents read from a folder and regrouped: by model, by group, by task.
+
+Every figure built from these counts evidence only (`sb.results.rate`); an entry without
+evidence is counted beside, with its status as the reason, never as a failure.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sb import results
+from sb.errors import SbError
+from sb.outcome import is_evidence
+
+
+def load_dir(folder: Path, complete_only: bool = True) -> list[dict]:
+    """Every results document under `folder` (recursively), oldest first; unfinished draws left out."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise SbError(f"no results folder {folder}")
+    docs = []
+    for path in sorted(folder.rglob("*.json")):
+        doc = _load_or_none(path)
+        if doc is not None and (doc.get("complete") or not complete_only):
+            doc["_path"] = str(path)
+            docs.append(doc)
+    return sorted(docs, key=lambda d: (d.get("run_at", ""), d.get("run_id", "")))
+
+
+def _load_or_none(path: Path):
+    """A results document, or None for any other JSON file (a chart's data, a manifest)."""
+    try:
+        return results.load(path)
+    except SbError:
+        return None
+
+
+def of_model(docs: list[dict], model: str) -> list[dict]:
+    chosen = [d for d in docs if d["model"] == model or f"{d['adapter']}:{d['model']}" == model]
+    if not chosen:
+        known = ", ".join(sorted({d["model"] for d in docs})) or "none"
+        raise SbError(f"no finished draws of model {model!r} (models with results: {known})")
+    return chosen
+
+
+def by_key(docs: list[dict], key: str) -> dict[str, list[dict]]:
+    """Documents grouped by `key` ('model', 'group_id'), in first-seen order."""
+    groups: dict[str, list[dict]] = {}
+    for doc in docs:
+        groups.setdefault(doc[key], []).append(doc)
+    return groups
+
+
+@dataclass
+class TaskTally:
+    """One task across draws: passes of measured draws, and the draws without evidence."""
+
+    slug: str
+    tier: str
+    passed: int = 0
+    measured: int = 0
+    unmeasured: Counter = field(default_factory=Counter)
+
+    @property
+    def draws(self) -> int:
+        return self.measured + sum(self.unmeasured.values())
+
+    @property
+    def reason(self) -> str:
+        return ", ".join(f"{n} {status}" for status, n in sorted(self.unmeasured.items()))
+
+    def to_dict(self) -> dict:
+        from sb.report.stats import classify
+        return {"slug": self.slug, "tier": self.tier, "passed": self.passed, "measured": self.measured,
+                "draws": self.draws, "unmeasured": sum(self.unmeasured.values()), "reason": self.reason,
+                "verdict": classify(self.passed, self.measured)}
+
+
+def task_label(entry: dict, versions: dict[str, set]) -> str:
+    """The slug, with '@vN' only where the draws hold several versions of that task."""
+    slug = entry["slug"]
+    return f"{slug}@v{entry.get('version')}" if len(versions.get(slug, ())) > 1 else slug
+
+
+def tally_tasks(docs: list[dict]) -> dict[str, TaskTally]:
+    """Per task (in first-seen order): k passes of N measured draws, and why others were not measured."""
+    versions: dict[str, set] = {}
+    for entry in (e for d in docs for e in d["tasks"]):
+        versions.setdefault(entry["slug"], set()).add(entry.get("version"))
+    tallies: dict[str, TaskTally] = {}
+    for entry in (e for d in docs for e in d["tasks"]):
+        label = task_label(entry, versions)
+        tally = tallies.setdefault(label, TaskTally(label, entry["tier"]))
+        if is_evidence(entry["status"]):
+            tally.measured += 1
+            tally.passed += bool(entry["passed"])
+        else:
+            tally.unmeasured[entry["status"]] += 1
+    return tallies

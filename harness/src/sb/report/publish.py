@@ -1,0 +1,79 @@
+"""`sb publish RESULTS_FILE`: copy a finished draw into leaderboard/ under a stable name.
+
+Refused: a file that is not a results document, a draw that did not finish, a cost that
+does not re-derive from its tokens through the dated price table, a draw whose set
+contradicts what SET_MANIFESTS.yaml froze for that set, and a different file already
+published under the same name. Publishing the same file twice is a no-op.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+from sb import results
+from sb.errors import SbError
+from sb.report import manifests
+from sb.report.draws import load_dir
+
+MANIFEST_NAME = "SET_MANIFESTS.yaml"
+CHECK_COST = Path(__file__).resolve().parents[4] / "tools" / "check_cost.py"
+
+
+def stable_name(doc: dict) -> str:
+    """'<model>--<run id>.json': the same draw always lands on the same name."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{doc['model']}--{doc['run_id']}")
+    return f"{safe}.json"
+
+
+def cost_problems(doc: dict, where: str, check_cost: Path = CHECK_COST) -> list[str]:
+    """Mismatches between the recorded costs and the ones re-derived from tokens.
+
+    The re-derivation lives in tools/check_cost.py (its `check_document(doc, where)`, the
+    same check CI runs over leaderboard/); publishing happens in a checkout, which has it.
+    """
+    if not check_cost.exists():
+        raise SbError(f"cannot re-derive costs: {check_cost} not found (publish from a scratchbench checkout)")
+    spec = importlib.util.spec_from_file_location("_sb_check_cost", check_cost)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    problems, _counts = module.check_document(doc, where)
+    return problems
+
+
+def publish(path: Path, leaderboard: Path, check_cost: Path = CHECK_COST) -> dict:
+    """Copy `path` into `leaderboard`; {published, path, manifest_updated}. SbError when refused."""
+    doc = results.load(path)
+    if not doc.get("complete"):
+        raise SbError(f"{path}: the draw did not finish (complete is false); resume it first")
+    problems = cost_problems(doc, str(path), check_cost)
+    if problems:
+        raise SbError(f"refused: the cost does not re-derive: {problems[0]}")
+    dest = Path(leaderboard) / stable_name(doc)
+    if dest.exists():
+        if json.loads(dest.read_text(encoding="utf-8")) != doc:
+            raise SbError(f"refused: {dest} already holds a different file for run {doc['run_id']}")
+        return {"published": False, "path": str(dest), "manifest_updated": False}
+    manifest = _manifest_with(doc, leaderboard)
+    Path(leaderboard).mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(path, dest)
+    updated = write_manifest(leaderboard, manifest)
+    return {"published": True, "path": str(dest), "manifest_updated": updated}
+
+
+def _manifest_with(doc: dict, leaderboard: Path) -> dict:
+    """The manifest once `doc` is published; SbError if it contradicts a set already frozen."""
+    published = load_dir(leaderboard) if Path(leaderboard).is_dir() else []
+    return manifests.derive(published + [{**doc, "_path": stable_name(doc)}])
+
+
+def write_manifest(leaderboard: Path, derived: dict) -> bool:
+    """Write SET_MANIFESTS.yaml when its contents change; whether it was written."""
+    path = Path(leaderboard) / MANIFEST_NAME
+    text = manifests.render(derived)
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.write_text(text, encoding="utf-8")
+    return True

@@ -1,0 +1,44 @@
+"""`sb speed` against a real inference server: llama.cpp's server on a tiny random llama it writes itself.
+
+No download: tests/llama_server.py writes the model with `gguf` and starts
+`python -m llama_cpp.server` on a free loopback port. llama-cpp-python's server handles
+one request at a time, so two streams at once queue: the figures must still all be there.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import sb_env
+from llama_server import MODEL_NAME, llama_base_url, tiny_llama_path  # noqa: F401  (fixtures)
+
+
+@pytest.mark.integration
+def test_sb_speed_against_llama_cpp_server(llama_base_url, tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-c", "from sb.cli import main; main()", "speed", "--base-url", llama_base_url,
+         "--model", MODEL_NAME, "--concurrency", "1,2", "--requests-per-level", "2", "--floor", "50",
+         "--hardware", "CI: 2 shared CPU cores, no accelerator", "--results", str(tmp_path), "--json"],
+        capture_output=True, text=True, env=sb_env(), timeout=600)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["warmup"]["output_tokens"] == 256
+    assert len(doc["requests"]) == 4
+    for record in doc["requests"]:
+        assert record["flag"] is None, record["error"]
+        assert record["output_tokens"] == 256 and record["content_chunks"] == 256
+        assert 0 < record["ttft_s"] < record["e2e_s"] and record["itl_s"] > 0 and record["tokens_per_s"] > 0
+    assert doc["model"] and doc["token_count_source"] in ("usage", "chunks")
+    for level in doc["levels"]:
+        assert level["valid"] == 2 and level["flagged"] == {}
+        for figure in ("ttft_s", "itl_s", "e2e_s"):
+            assert all(level[figure][q] > 0 for q in ("median", "p90", "p99")), (figure, level[figure])
+        assert level["per_stream_tokens_per_s"] > 0 and level["aggregate_tokens_per_s"] > 0
+        assert level["achieved_concurrency"] == pytest.approx(level["concurrency"], rel=0.25)
+    assert doc["single_stream"]["tokens_per_s"] > 0 and doc["capacity"]["capacity_streams"] is not None
+    assert doc["capacity"]["peak_aggregate_over_floor"] > 0
+    assert (tmp_path / doc["chart"]).read_bytes()[:4] == b"\x89PNG"
