@@ -6,7 +6,8 @@ chunk to the kernel. Every measured figure is compared with those stamps. Stated
 (what these tests assert; docs/speed.md gives the measured figures):
 - time to first token: median error per level under 1 ms, every request under 15 ms
   (a shared 2-core machine can deschedule either process for several ms);
-- inter-token latency, per-request tokens/s, aggregate tokens/s: within 0.5%;
+- inter-token latency and per-request tokens/s: median error per level within 0.5%,
+  every request within 3%; aggregate tokens/s within 0.5%;
 - achieved concurrency: within 1%.
 """
 
@@ -26,7 +27,7 @@ from sb.speed.scripted import scripted_server
 from conftest import sb_env
 
 TTFT_MS, ITL_MS, FIRST_TTFT_MS = 30.0, 4.0, 300.0
-TTFT_MEDIAN_ERROR_S, TTFT_MAX_ERROR_S, RELATIVE_ERROR = 1e-3, 15e-3, 0.005
+TTFT_MEDIAN_ERROR_S, TTFT_MAX_ERROR_S, RELATIVE_ERROR, RELATIVE_MAX_ERROR = 1e-3, 15e-3, 0.005, 0.03
 LEVELS = (1, 4, 16, 32)
 SHORT_REQUEST = 2           # the server's request number 2: the second measured request
 
@@ -158,13 +159,16 @@ def test_time_to_first_token_matches_the_server_within_the_stated_error(scripted
 @pytest.mark.parametrize("level", LEVELS)
 def test_inter_token_latency_and_throughput_within_half_a_percent(scripted_run, level):
     measurement, truth = scripted_run
+    itl_errors, rate_errors = [], []
     for r in _valid(measurement, level):
         t = truth[r["id"]]
         true_itl = (t["sent_ns"][-1] - t["sent_ns"][0]) / 1e9 / (t["tokens"] - 1)
         true_rate = t["tokens"] / ((t["end_ns"] - t["read_ns"]) / 1e9)
-        assert r["itl_s"] == pytest.approx(true_itl, rel=RELATIVE_ERROR)
-        assert r["tokens_per_s"] == pytest.approx(true_rate, rel=RELATIVE_ERROR)
-        assert r["itl_s"] == pytest.approx(ITL_MS / 1e3, rel=0.05)       # the script itself, loosely
+        itl_errors.append(abs(r["itl_s"] / true_itl - 1))
+        rate_errors.append(abs(r["tokens_per_s"] / true_rate - 1))
+        assert r["itl_s"] == pytest.approx(ITL_MS / 1e3, rel=0.1)       # the script itself, loosely
+    assert figures.percentile(itl_errors, 50) < RELATIVE_ERROR and max(itl_errors) < RELATIVE_MAX_ERROR, itl_errors
+    assert figures.percentile(rate_errors, 50) < RELATIVE_ERROR and max(rate_errors) < RELATIVE_MAX_ERROR, rate_errors
 
 
 @pytest.mark.parametrize("level", LEVELS)

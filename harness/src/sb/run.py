@@ -8,6 +8,7 @@ Model calls (`concurrency`) and gradings (`jobs`) are bounded separately.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import tempfile
@@ -164,10 +165,18 @@ def solve_and_grade(task: Task, runner: _Runner) -> tuple[Outcome, Attempt | Non
         if not attempt.produced_files:
             return Outcome(task.slug, attempt.status, detail=attempt.detail), attempt
         left = read_tree_from_path(workdir)
-    with runner.grade_slots:
-        outcome = grade(task, left, sweep.sandbox, expected)
+    reference_outcome = runner.expected.get(("outcome", task.slug))
+    if reference_outcome is not None and _declared(task, left) == _declared(task, task.reference_files):
+        outcome = copy.deepcopy(reference_outcome)  # the very files just graded: the same verdict
+    else:
+        with runner.grade_slots:
+            outcome = grade(task, left, sweep.sandbox, expected)
     outcome.dropped_files = sorted(set(outcome.dropped_files) | set(attempt.dropped_files))
     return outcome, attempt
+
+
+def _declared(task: Task, files: dict) -> dict:
+    return {name: data for name, data in files.items() if name in task.starter_files}
 
 
 def _workdir(task: Task, sweep: Sweep, tmp: Path) -> Path:
@@ -199,6 +208,7 @@ def reference_ids(task: Task, sandbox, cache: dict):
     """The hidden test ids the reference passes here; an Outcome if the reference fails."""
     if task.slug not in cache:
         reference = grade(task, task.reference_files, sandbox)
+        cache[("outcome", task.slug)] = reference
         cache[task.slug] = reference.test_ids if reference.passed else Outcome(
             task.slug, Status.COLLECTION_ERROR, detail=f"the task's reference does not pass here: {reference.summary()}")
     return cache[task.slug]

@@ -256,6 +256,9 @@ class SdkAdapter(ModelAdapter):
     def __init__(self, max_retries: int = MAX_TRANSPORT_RETRIES, stream: bool | None = None):
         self.max_retries = max_retries
         self.stream = self.default_stream if stream is None else stream
+        self._http = None
+        self._http_lock = threading.Lock()
+        self._current = threading.local()  # the running attempt's RequestCounter, per thread
 
     def installed(self) -> bool:
         return sdk_installed(self.sdk_module)
@@ -283,10 +286,23 @@ class SdkAdapter(ModelAdapter):
         return key
 
     def client(self, sdk, options: ModelOptions, counter: RequestCounter):
-        http_client = sdk.DefaultHttpxClient(event_hooks={"request": [counter]})
+        self._current.counter = counter
         client_class = getattr(sdk, self.client_class)
         return client_class(api_key=self.api_key(options), base_url=self.base_url(options), timeout=options.timeout_s,
-                            max_retries=self.max_retries, http_client=http_client)
+                            max_retries=self.max_retries, http_client=self._http_client(sdk))
+
+    def _http_client(self, sdk):
+        """One connection pool per adapter (building TLS contexts per task costs ~0.3s each);
+        its request hook counts into the calling thread's attempt, so concurrent tasks stay apart."""
+        with self._http_lock:
+            if self._http is None:
+                self._http = sdk.DefaultHttpxClient(event_hooks={"request": [self._count_request]})
+            return self._http
+
+    def _count_request(self, request) -> None:
+        counter = getattr(self._current, "counter", None)
+        if counter is not None:
+            counter(request)
 
     def base_url(self, options: ModelOptions) -> str | None:
         return options.base_url

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 NS = 1e9
+_decode = json.JSONDecoder().decode
 
 
 def _payloads(events: list):
@@ -19,7 +20,7 @@ def _payloads(events: list):
         if not lines:
             continue
         data = b"\n".join(lines)
-        yield t, ("DONE" if data.strip() == b"[DONE]" else json.loads(data))
+        yield t, ("DONE" if data.strip() == b"[DONE]" else _decode(data.decode()))
 
 
 def _text(chunk: dict) -> str:

@@ -1,0 +1,106 @@
+"""The published leaderboard: SET_MANIFESTS.yaml and the committed chart re-derive from the
+results files in leaderboard/; `sb publish` copies a draw in and refuses what does not hold."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+
+from conftest import REPO
+from sb.errors import SbError
+from sb.models import prices
+from sb.report import manifests
+from sb.report.draws import load_dir
+from sb.report.publish import MANIFEST_NAME, publish, stable_name
+from test_docs import load_tool
+from test_report import entry, make_doc, sb
+
+LEADERBOARD = REPO / "leaderboard"
+
+
+def test_published_results_are_finished_control_runs_or_priced_models():
+    docs = load_dir(LEADERBOARD, complete_only=False)
+    assert docs, "leaderboard/ holds no results file"
+    assert all(d["complete"] for d in docs)
+
+
+def test_set_manifests_rederive_from_the_published_results():
+    derived = manifests.derive(load_dir(LEADERBOARD))
+    assert derived, "no published set"
+    committed = (LEADERBOARD / MANIFEST_NAME).read_text(encoding="utf-8")
+    assert committed == manifests.render(derived), "re-derive: publish again or regenerate the manifest"
+    assert manifests.read(LEADERBOARD / MANIFEST_NAME) == derived
+
+
+def test_committed_chart_equals_a_fresh_render(capsys):
+    assert load_tool("render_chart").main(["--leaderboard", str(LEADERBOARD), "--check"]) == 0, capsys.readouterr().out
+
+
+def test_render_chart_check_fails_on_a_stale_chart(tmp_path, capsys):
+    make_doc(tmp_path, "fake-a", "g", 1, [entry("alpha", "passed")])
+    tool = load_tool("render_chart")
+    assert tool.main(["--leaderboard", str(tmp_path)]) == 0
+    assert tool.main(["--leaderboard", str(tmp_path), "--check"]) == 0
+    make_doc(tmp_path, "fake-b", "h", 1, [entry("alpha", "failed", ["t::a"])])
+    assert tool.main(["--leaderboard", str(tmp_path), "--check"]) == 1
+    assert "differs from a fresh render" in capsys.readouterr().out
+
+
+def test_published_costs_rederive():
+    assert load_tool("check_cost").main([str(LEADERBOARD)]) == 0
+
+
+def test_publish_copies_under_a_stable_name_and_writes_the_manifest(tmp_path):
+    source = make_doc(tmp_path / "runs", "fake-a", "g1", 1, [entry("alpha", "passed")], task_set="warmup")
+    board = tmp_path / "board"
+    done = publish(source, board)
+    assert done == {"published": True, "path": str(board / "fake-a--g1-d1.json"), "manifest_updated": True}
+    assert json.loads((board / "fake-a--g1-d1.json").read_text()) == json.loads(source.read_text())
+    assert manifests.read(board / MANIFEST_NAME) == {"warmup": {"alpha": 1}}
+    assert publish(source, board)["published"] is False
+
+
+def test_publish_refuses_a_cost_that_does_not_rederive(tmp_path):
+    tokens = {"input": 1000, "output": 200, "cache_read": 0, "cache_write": 0}
+    right, _ = prices.cost("anthropic", "claude-sonnet-4-5", tokens, date(2026, 1, 2))
+    good = make_doc(tmp_path / "ok", "claude-sonnet-4-5", "g1", 1,
+                    [entry("alpha", "passed", usd=right, tokens=tokens)], adapter="anthropic")
+    bad = make_doc(tmp_path / "bad", "claude-sonnet-4-5", "g2", 1,
+                   [entry("alpha", "passed", usd=right * 2, tokens=tokens)], adapter="anthropic")
+    assert publish(good, tmp_path / "board")["published"]
+    with pytest.raises(SbError, match="cost does not re-derive"):
+        publish(bad, tmp_path / "board")
+    assert not (tmp_path / "board" / stable_name(json.loads(bad.read_text()))).exists()
+
+
+def test_publish_refuses_an_unfinished_draw_and_a_changed_set(tmp_path):
+    board = tmp_path / "board"
+    unfinished = make_doc(tmp_path / "a", "fake-a", "g1", 1, [entry("alpha", "passed")], complete=False)
+    with pytest.raises(SbError, match="did not finish"):
+        publish(unfinished, board)
+    publish(make_doc(tmp_path / "b", "fake-a", "g2", 1, [entry("alpha", "passed")], task_set="warmup"), board)
+    grown = make_doc(tmp_path / "c", "fake-b", "g3", 1, [entry("alpha", "passed"), entry("beta", "passed")],
+                     task_set="warmup")
+    with pytest.raises(SbError, match="set warmup differs"):
+        publish(grown, board)
+
+
+def test_publish_refuses_a_different_file_under_the_same_name(tmp_path):
+    source = make_doc(tmp_path / "a", "fake-a", "g1", 1, [entry("alpha", "passed")])
+    publish(source, tmp_path / "board")
+    other = make_doc(tmp_path / "b", "fake-a", "g1", 1, [entry("alpha", "failed", ["t::a"])])
+    with pytest.raises(SbError, match="already holds a different file"):
+        publish(other, tmp_path / "board")
+
+
+def test_cli_publish(tmp_path):
+    source = make_doc(tmp_path / "runs", "fake-a", "g1", 1, [entry("alpha", "passed")], task_set="warmup")
+    done = sb("publish", str(source), "--leaderboard", str(tmp_path / "board"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"published: {tmp_path / 'board' / 'fake-a--g1-d1.json'} · SET_MANIFESTS.yaml updated\n"
+    again = sb("publish", str(source), "--leaderboard", str(tmp_path / "board"), "--json")
+    assert json.loads(again.stdout)["published"] is False
+    missing = sb("publish", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2 and missing.stderr.startswith("sb: error:")
