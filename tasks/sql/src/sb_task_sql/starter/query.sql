@@ -1,0 +1,1 @@
+-- Write one SELECT statement here.
