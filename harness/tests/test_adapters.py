@@ -294,6 +294,9 @@ def test_openai_compatible_needs_no_key_never_sends_the_openai_key_and_is_unpric
     assert attempt.usd_cost is None and attempt.price == "unpriced" and attempt.usage["input"] == 120
     assert SECRET not in json.dumps(client.server.requests[0].headers)
     assert client.bodies[0]["max_tokens"] == 512
+    response_format = client.bodies[0]["response_format"]
+    assert response_format["type"] == "json_object"
+    assert response_format["schema"]["properties"]["files"]["items"]["properties"]["path"]["enum"] == ["adder.py"]
 
 
 def test_openai_compatible_without_base_url_is_adapter_error(fixture_task, tmp_path):
@@ -493,3 +496,22 @@ def test_check_cost_flags_a_cost_on_an_unpriced_model_and_wrong_totals(tmp_path,
 def test_the_repository_leaderboard_passes_check_cost():
     check_cost = load_check_cost()
     assert check_cost.main([str(REPO / "leaderboard")]) == 0
+
+
+def test_concurrent_attempts_through_one_adapter_count_their_own_retries(fixture_task, tmp_path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    adapter = OpenAIAdapter(max_retries=RETRIES)
+
+    def solve(steps, name):
+        workdir = tmp_path / name
+        workdir.mkdir()
+        write_files(workdir, fixture_task.starter_files)
+        with ScriptedServer(steps) as server:
+            return adapter.solve("gpt-5", fixture_task, workdir, ModelOptions(base_url=server.url + "/v1"))
+
+    ok = Scripted(payload=files(("adder.py", CORRECT)))
+    with ThreadPoolExecutor(2) as pool:
+        flaky = pool.submit(solve, [Failure(429, retry_after_ms=300), ok], "flaky")
+        steady = pool.submit(solve, [ok], "steady")
+    assert (flaky.result().transport_retries, steady.result().transport_retries) == (1, 0)

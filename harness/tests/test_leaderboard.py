@@ -20,7 +20,7 @@ from test_report import entry, make_doc, sb
 LEADERBOARD = REPO / "leaderboard"
 
 
-def test_published_results_are_finished_control_runs_or_priced_models():
+def test_published_results_are_finished_draws():
     docs = load_dir(LEADERBOARD, complete_only=False)
     assert docs, "leaderboard/ holds no results file"
     assert all(d["complete"] for d in docs)
@@ -36,6 +36,15 @@ def test_set_manifests_rederive_from_the_published_results():
 
 def test_committed_chart_equals_a_fresh_render(capsys):
     assert load_tool("render_chart").main(["--leaderboard", str(LEADERBOARD), "--check"]) == 0, capsys.readouterr().out
+
+
+def test_charts_use_the_font_bundled_with_matplotlib():
+    """A system DejaVu of another version would change the glyph paths, and the committed chart with them."""
+    import matplotlib
+    from matplotlib import font_manager
+    from sb.report.charts import RC
+    found = font_manager.findfont(font_manager.FontProperties(family=RC["font.family"]), fallback_to_default=False)
+    assert found.startswith(matplotlib.get_data_path()), found
 
 
 def test_render_chart_check_fails_on_a_stale_chart(tmp_path, capsys):
@@ -104,3 +113,20 @@ def test_cli_publish(tmp_path):
     assert json.loads(again.stdout)["published"] is False
     missing = sb("publish", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and missing.stderr.startswith("sb: error:")
+
+
+def test_reports_doc_shows_the_real_leaderboard_output():
+    """docs/reports.md quotes `sb report` over leaderboard/: the quote must be what it prints."""
+    done = sb("report", "--leaderboard", str(LEADERBOARD))
+    assert done.returncode == 0, done.stderr
+    printed = "\n".join(line.rstrip() for line in done.stdout.splitlines())
+    doc = (REPO / "docs" / "reports.md").read_text(encoding="utf-8")
+    assert f"```\n{printed}\n```" in doc, printed
+
+
+def test_controls_on_five_tasks_are_not_distinguishable_as_the_doc_says():
+    """docs/reports.md: reference against starter on the five v1 tasks, 5 to 0, p = 0.0625."""
+    from sb.report.compare import compare
+    data = compare(load_dir(LEADERBOARD), "reference", "starter")
+    assert (data["wins_a"], data["wins_b"], data["p_value"], data["distinguishable"]) == (5, 0, 0.0625, False)
+    assert "reference against the starter (5 to\n0) gives p = 0.0625" in (REPO / "docs" / "reports.md").read_text()

@@ -139,6 +139,15 @@ def test_compare_distinguishable_with_enough_discordant_tasks(tmp_path):
     assert data["verdict"].startswith("fake-a is better")
 
 
+def test_compare_keeps_task_versions_apart(tmp_path):
+    make_doc(tmp_path, "fake-a", "ga", 1, [entry("alpha", "passed"), entry("beta", "passed")])
+    newer = entry("alpha", "failed", ["t::a"])
+    newer["version"] = 2
+    make_doc(tmp_path, "fake-b", "gb", 1, [newer, entry("beta", "failed", ["t::b"])])
+    data = compare(load_dir(tmp_path), "fake-a", "fake-b")
+    assert [r["slug"] for r in data["tasks"]] == ["beta"]
+
+
 def test_leaderboard_groups_draws_newest_first_and_never_prints_zero_for_no_evidence(tmp_path):
     make_doc(tmp_path, "fake-old", "g1", 1, [entry("alpha", "passed")], run_at="2026-01-01T00:00:00+00:00")
     for draw in (1, 2):

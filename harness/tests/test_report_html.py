@@ -99,3 +99,13 @@ def _assert_not_blank(png) -> None:
     with Image.open(png) as image:
         colours = image.convert("RGB").getcolors(maxcolors=1 << 16)
     assert colours is None or len(colours) > 10, "the screenshot is blank"
+
+
+def test_a_rebuild_removes_pages_of_models_no_longer_published(tmp_path):
+    make_doc(tmp_path / "one", "fake-a", "g", 1, [entry("alpha", "passed")])
+    make_doc(tmp_path / "two", "fake-b", "h", 1, [entry("beta", "passed")])
+    build_site(tmp_path / "one", tmp_path / "site")
+    built = build_site(tmp_path / "two", tmp_path / "site")
+    assert not (tmp_path / "site" / "models" / "fake-a.html").exists()
+    assert sorted(str(p.relative_to(tmp_path / "site")) for p in (tmp_path / "site").rglob("*.*")) == sorted(
+        built["pages"] + built["charts"])

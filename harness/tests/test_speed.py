@@ -226,7 +226,7 @@ def test_sb_speed_writes_results_chart_and_capacity_against_a_slowing_server(tmp
     # per stream: 256 / (0.01 s + 255 x (1 ms + 1 ms per other stream)): about 980, 490, 245, 122 tokens/s
     with scripted_server(ttft_ms=10, itl_ms=1, itl_per_stream_ms=1, model="served-name") as server:
         result = _sb("speed", "--base-url", server.base_url, "--model", "asked", "--concurrency", "1,2,4,8",
-                     "--requests-per-level", "2", "--floor", "200", "--hardware", "2-core test box",
+                     "--requests-per-level", "2", "--floor", "180", "--hardware", "2-core test box",
                      "--results", str(tmp_path), "--json")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
@@ -248,7 +248,7 @@ def test_sb_speed_writes_results_chart_and_capacity_against_a_slowing_server(tmp
 def test_sb_speed_table_says_capacity_and_why_peak_over_floor_is_higher(tmp_path):
     with scripted_server(ttft_ms=10, itl_ms=1, itl_per_stream_ms=1) as server:
         result = _sb("speed", "--base-url", server.base_url, "--model", "m", "--concurrency", "1,2,4,8",
-                     "--requests-per-level", "1", "--max-tokens", "64", "--floor", "200",
+                     "--requests-per-level", "1", "--max-tokens", "64", "--floor", "180",
                      "--results", str(tmp_path))
     assert result.returncode == 0, result.stderr
     out = result.stdout

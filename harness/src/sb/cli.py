@@ -68,7 +68,9 @@ def validate(slugs, tier, isolation, jobs, as_json):
     from sb.checks import validate_task
     from sb.parallel import default_jobs, ordered_map
     sandbox = _sandbox(isolation, trusted=True)
-    results = ordered_map(lambda task: validate_task(task, sandbox), _tasks(slugs, tier=tier), jobs or default_jobs())
+    from sb.report.terminal import validation_progress
+    results = ordered_map(lambda task: validate_task(task, sandbox), _tasks(slugs, tier=tier), jobs or default_jobs(),
+                          on_result=None if as_json else validation_progress)
     if as_json:
         _emit_json([v.to_dict() for v in results])
     else:
@@ -88,7 +90,9 @@ def mutants(slugs, tier, isolation, jobs, as_json):
     from sb.checks import check_mutants
     from sb.parallel import default_jobs, ordered_map
     sandbox = _sandbox(isolation, trusted=True)
-    per_task = ordered_map(lambda task: check_mutants(task, sandbox), _tasks(slugs, tier=tier), jobs or default_jobs())
+    from sb.report.terminal import mutants_progress
+    per_task = ordered_map(lambda task: check_mutants(task, sandbox), _tasks(slugs, tier=tier), jobs or default_jobs(),
+                           on_result=None if as_json else mutants_progress)
     checks = [c for task_checks in per_task for c in task_checks]
     if as_json:
         _emit_json([c.to_dict() for c in checks])

@@ -2,8 +2,12 @@
 llama.cpp's server, Ollama), both through the official `openai` SDK's Chat Completions API.
 
 The files come back as the message content under a strict JSON schema (response_format
-json_schema), whose file paths are limited to the declared names. A server that ignores
-the schema is still parsed strictly: anything else is adapter_error, never a guess.
+json_schema), whose file paths are limited to the declared names. `openai-compatible`
+sends the same schema in the form llama.cpp's servers (llama-server, llama-cpp-python)
+constrain decoding with, `{"type": "json_object", "schema": ...}`, which vLLM, SGLang and
+Ollama accept as JSON mode; llama-cpp-python rejects the json_schema form outright. A
+server that does not enforce the schema is still parsed strictly: anything else is
+adapter_error, never a guess.
 """
 
 from __future__ import annotations
@@ -30,12 +34,13 @@ class OpenAIAdapter(SdkAdapter):
     api_key_env = "OPENAI_API_KEY"
     supported_settings = exchange.BASE_SETTINGS + ("effort",)
     max_tokens_param = "max_completion_tokens"
+    response_format = "json_schema"
 
     def claims(self, model: str) -> bool:
         return bool(OPENAI_MODELS.match(model))
 
     def ask(self, client, model: str, task, settings: dict) -> Reply:
-        params = request_params(model, task, settings, self.max_tokens_param)
+        params = request_params(model, task, settings, self.max_tokens_param, self.response_format)
         if self.stream:
             return reply_from_stream(client.chat.completions.create(
                 **params, stream=True, stream_options={"include_usage": True}))
@@ -48,6 +53,7 @@ class OpenAICompatibleAdapter(OpenAIAdapter):
     provider = "openai-compatible"  # nothing priced: a local model has no bill to re-derive
     api_key_env = "OPENAI_COMPATIBLE_API_KEY"
     max_tokens_param = "max_tokens"   # what every compatible server accepts
+    response_format = "json_object"
 
     def claims(self, model: str) -> bool:
         return False  # only by name: openai-compatible:<model>
@@ -62,7 +68,7 @@ class OpenAICompatibleAdapter(OpenAIAdapter):
         return options.base_url
 
 
-def request_params(model: str, task, settings: dict, max_tokens_param: str) -> dict:
+def request_params(model: str, task, settings: dict, max_tokens_param: str, response_format: str) -> dict:
     """The request: only the knobs the user set."""
     files = task.meta.kind == "files"
     system = exchange.JSON_INSTRUCTIONS if files else exchange.REPLY_INSTRUCTIONS
@@ -74,9 +80,11 @@ def request_params(model: str, task, settings: dict, max_tokens_param: str) -> d
         params[max_tokens_param] = int(settings["max_tokens"])
     if "effort" in settings:
         params["reasoning_effort"] = settings["effort"]
-    if files:
+    if files and response_format == "json_schema":
         params["response_format"] = {"type": "json_schema", "json_schema": {
             "name": "files", "strict": True, "schema": exchange.files_schema(task)}}
+    elif files:
+        params["response_format"] = {"type": "json_object", "schema": exchange.files_schema(task)}
     return params
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 
-from sb.report.draws import by_key, tally_tasks
+from sb.report.draws import by_key, tally_tasks, task_versions
 
 NOT_MEASURED_COLOUR = "#d9d9d9"
 METADATA = {"Date": None, "Creator": "scratchbench"}
@@ -19,7 +19,11 @@ RC = {"svg.hashsalt": "scratchbench", "svg.fonttype": "path", "font.family": "De
 
 
 def _pyplot():
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError as exc:
+        from sb.errors import SbError
+        raise SbError("charts need matplotlib: pip install 'matplotlib==3.11.2'") from exc
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
     return plt
@@ -34,10 +38,10 @@ def _svg(fig) -> str:
 
 def grid_data(docs: list[dict]) -> tuple[list[str], list[str], dict]:
     """(models, tasks, {(model, task): tally dict}) pooled over every draw of each model."""
-    cells, tasks = {}, []
+    cells, tasks, versions = {}, [], task_versions(docs)
     models = list(by_key(docs, "model"))
     for model, group in by_key(docs, "model").items():
-        for slug, tally in tally_tasks(group).items():
+        for slug, tally in tally_tasks(group, versions).items():
             cells[(model, slug)] = tally.to_dict()
             if slug not in tasks:
                 tasks.append(slug)
@@ -122,5 +126,5 @@ def _rate_bar(ax, y: int, headline: dict) -> None:
         return
     low, high = headline["ci"]
     ax.barh(y, headline["rate"], color="#4c78a8", height=0.6)
-    ax.errorbar(headline["rate"], y, xerr=[[headline["rate"] - low], [high - headline["rate"]]],
+    ax.errorbar(headline["rate"], y, xerr=[[max(0.0, headline["rate"] - low)], [max(0.0, high - headline["rate"])]],
                 fmt="none", ecolor="black", capsize=3, linewidth=1)

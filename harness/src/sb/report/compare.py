@@ -10,15 +10,16 @@ distinguishable from chance. With one draw each that is McNemar's exact test.
 from __future__ import annotations
 
 from sb.errors import SbError
-from sb.report.draws import of_model, tally_tasks
+from sb.report.draws import of_model, tally_tasks, task_versions
 from sb.report.stats import fewest_for_significance, sign_test
 
 ALPHA = 0.05
 
 
 def compare(docs: list[dict], model_a: str, model_b: str) -> dict:
-    tallies_a = tally_tasks(of_model(docs, model_a))
-    tallies_b = tally_tasks(of_model(docs, model_b))
+    docs_a, docs_b = of_model(docs, model_a), of_model(docs, model_b)
+    versions = task_versions(docs_a + docs_b)  # another version of a task is another task
+    tallies_a, tallies_b = tally_tasks(docs_a, versions), tally_tasks(docs_b, versions)
     shared = [s for s in tallies_a if s in tallies_b]
     if not shared:
         raise SbError(f"{model_a} and {model_b} have no task in common")

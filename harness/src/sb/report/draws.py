@@ -84,11 +84,17 @@ def task_label(entry: dict, versions: dict[str, set]) -> str:
     return f"{slug}@v{entry.get('version')}" if len(versions.get(slug, ())) > 1 else slug
 
 
-def tally_tasks(docs: list[dict]) -> dict[str, TaskTally]:
-    """Per task (in first-seen order): k passes of N measured draws, and why others were not measured."""
+def task_versions(docs: list[dict]) -> dict[str, set]:
     versions: dict[str, set] = {}
     for entry in (e for d in docs for e in d["tasks"]):
         versions.setdefault(entry["slug"], set()).add(entry.get("version"))
+    return versions
+
+
+def tally_tasks(docs: list[dict], versions: dict[str, set] | None = None) -> dict[str, TaskTally]:
+    """Per task (in first-seen order): k passes of N measured draws, and why others were not measured.
+    `versions` (default: those in `docs`) decides where a slug needs its version to stay one task."""
+    versions = task_versions(docs) if versions is None else versions
     tallies: dict[str, TaskTally] = {}
     for entry in (e for d in docs for e in d["tasks"]):
         label = task_label(entry, versions)

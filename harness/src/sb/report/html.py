@@ -155,7 +155,16 @@ def build_site(leaderboard_dir: Path, out: Path) -> dict:
         written[f"charts/model_{safe_name(model)}.svg"] = charts.task_grid_svg(group, f"{model}: passes per task")
     for slug in sorted({e["slug"] for d in docs for e in d["tasks"]}):
         written[f"tasks/{safe_name(slug)}.html"] = task_page(slug, docs)
+    _remove_stale(out, written)
     for name, text in written.items():
         (out / name).write_text(text, encoding="utf-8")
     return {"pages": sorted(n for n in written if n.endswith(".html")),
             "charts": sorted(n for n in written if n.endswith(".svg"))}
+
+
+def _remove_stale(out: Path, written: dict) -> None:
+    """Pages and charts of an earlier build that this one does not write (a model since unpublished)."""
+    for sub in ("models", "tasks", "charts"):
+        for path in (out / sub).iterdir():
+            if path.suffix in (".html", ".svg") and f"{sub}/{path.name}" not in written:
+                path.unlink()

@@ -21,7 +21,9 @@ def wilson(passed: int, measured: int, z: float = Z95) -> tuple[float, float] | 
     denominator = 1 + z * z / measured
     centre = (p + z * z / (2 * measured)) / denominator
     half = z * math.sqrt(p * (1 - p) / measured + z * z / (4 * measured * measured)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if passed == 0 else max(0.0, centre - half)   # exact ends: no 1e-17 from rounding
+    high = 1.0 if passed == measured else min(1.0, centre + half)
+    return low, high
 
 
 def sign_test(wins_a: int, wins_b: int) -> float:

@@ -65,6 +65,17 @@ def print_validations(validations: list) -> None:
     console().print(" · ".join(f"{n} {VERDICT_LABEL[k]}" for k, n in tally.items() if n) or "no tasks")
 
 
+def validation_progress(validation) -> None:
+    """One line on stderr as each task's validation ends: long runs show they are alive."""
+    print(f"{validation.slug} ... {VERDICT_LABEL[validation.verdict]}", file=sys.stderr, flush=True)
+
+
+def mutants_progress(checks: list) -> None:
+    if checks:
+        good = sum(1 for c in checks if c.ok)
+        print(f"{checks[0].slug} ... {good}/{len(checks)} mutants as expected", file=sys.stderr, flush=True)
+
+
 def print_mutants(checks: list) -> None:
     table = _table("task", "mutant", "expected", "actual", "", "detail")
     for c in checks:

@@ -171,6 +171,7 @@ class Connection:
 
     def __init__(self, protocol: _Protocol):
         self.protocol = protocol
+        self.used = False
 
     @property
     def usable(self) -> bool:
@@ -184,6 +185,9 @@ class Connection:
         """Write the prepared request; the clock starts once the kernel has all of it."""
         loop = asyncio.get_running_loop()
         raw, done = RawResponse(), loop.create_future()
+        if self.protocol.lost:
+            raw.error, raw.keep_alive = "connection closed: by the server", False
+            return raw
         self.protocol.parser = _ResponseParser(raw, done)
         transport = self.protocol.transport
         transport.write(request)
@@ -195,6 +199,7 @@ class Connection:
         except asyncio.TimeoutError:
             raw.error, raw.t_end_ns, raw.keep_alive = f"no complete response in {timeout_s:g}s", perf_counter_ns(), False
         self.protocol.parser = None
+        self.used = True
         if not raw.keep_alive or raw.error:
             self.close()
             self.protocol.lost = True
@@ -220,12 +225,13 @@ class Pool:
         if missing > 0:
             self.idle.extend(await asyncio.gather(*(self._open() for _ in range(missing))))
 
-    async def acquire(self) -> Connection:
+    async def acquire(self) -> tuple:
+        """(connection, whether it was used before): a reused one may have been closed by the server meanwhile."""
         while self.idle:
             conn = self.idle.pop()
             if conn.usable:
-                return conn
-        return await self._open()
+                return conn, conn.used
+        return await self._open(), False
 
     def release(self, conn: Connection) -> None:
         if conn.usable:

@@ -71,9 +71,12 @@ async def _measure(plan: Plan) -> Measurement:
 
 
 async def _one(pool: Pool, request: bytes, plan: Plan):
-    conn = await pool.acquire()
+    """One request; sent again once, on a new connection, if a reused one was closed before any reply byte."""
+    conn, reused = await pool.acquire()
     raw = await conn.send(request, plan.timeout_s)
     pool.release(conn)
+    if reused and raw.status is None and (raw.error or "").startswith("connection closed"):
+        return await _one(pool, request, plan)
     return raw
 
 
