@@ -85,3 +85,9 @@ def test_numbered_set_refused_when_top_two_are_perfect():
 def test_numbered_set_admitted_when_it_separates_models():
     meta = parse_meta(meta_with(frozen_set="v2", calibration=[entry("a", 5, 5), entry("b", 5, 2)]), "p/meta.yaml")
     assert meta.frozen_set == "v2"
+
+
+def test_control_runs_do_not_count_towards_admission():
+    cal = [entry("reference", 5, 5), entry("starter", 5, 0), entry("a", 5, 3)]
+    with pytest.raises(TaskError, match="needs two calibration entries"):
+        parse_meta(meta_with(frozen_set="v2", calibration=cal), "p/meta.yaml")

@@ -156,6 +156,9 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
         for doc, path in runs:
             terminal.print_run_table(doc)
             terminal.print_results_written(path)
+    from sb.reporters import notify_reporters
+    for warning in notify_reporters(runs):
+        terminal.print_warning(warning)
     harness_failed = any(e["status"] in ("collection_error", "harness_error") for doc, _ in runs for e in doc["tasks"])
     sys.exit(1 if harness_failed else 0)
 

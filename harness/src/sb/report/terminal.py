@@ -21,6 +21,10 @@ def print_error(message: str) -> None:
     print(f"sb: error: {message}", file=sys.stderr)
 
 
+def print_warning(message: str) -> None:
+    print(f"sb: warning: {message}", file=sys.stderr)
+
+
 def one_line(text: str, limit: int = 100) -> str:
     """The first line of `text`, cut to `limit` characters: tables stay one row per item."""
     line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
@@ -147,6 +151,8 @@ def print_run_table(doc: dict) -> None:
         "no cost (control run)" if doc.get("usd_cost") is None else f"${doc['usd_cost']:.4f}")
     out.print(f"{doc['wall_clock_s']:.1f}s wall clock · {doc['attempts']} attempt per task · {cost} · "
               f"isolation {doc['isolation']}")
+    if doc.get("settings"):
+        out.print("settings (set by the user): " + ", ".join(f"{k}={v}" for k, v in sorted(doc["settings"].items())))
 
 
 def print_results_written(path) -> None:
