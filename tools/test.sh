@@ -12,5 +12,9 @@ echo "== sb mutants --tier all"
 sb mutants --tier all --jobs "$jobs"
 echo "== flake checks"
 bash tools/check_flake.sh
+echo "== costs, calibration and the committed chart re-derive"
+python tools/check_cost.py
+python tools/check_calibration.py
+python tools/render_chart.py --check
 echo "== pytest"
 pytest -q -p no:cacheprovider harness/tests $(ls -d tasks/*/tests 2>/dev/null)
