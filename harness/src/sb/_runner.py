@@ -117,9 +117,15 @@ def _tail(text, limit=600):
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
+WATCHED_PACKAGES = ("numpy", "torch")  # whose assertion helpers the tamper check watches
+
+
 def preimport(names):
+    """Import, before the solution, only the packages whose assertion helpers are watched.
+    Never anything else: some packages decide their mode at first import (triton reads
+    TRITON_INTERPRET then), and that choice belongs to the hidden tests."""
     done = []
-    for name in names:
+    for name in (n for n in names if n in WATCHED_PACKAGES):
         try:
             __import__(name)
             done.append(name)

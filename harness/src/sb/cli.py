@@ -57,48 +57,53 @@ def list_cmd(suite, tier, set_name, as_json):
     print_task_list(rows)
 
 
+def _task_check_options(command):
+    """The options validate and mutants share: which tasks, which sandbox, how many at once."""
+    for option in reversed([
+        click.argument("slugs", nargs=-1),
+        click.option("--tier", type=TIER, default="laptop", show_default=True),
+        click.option("--isolation", default=None, help=ISOLATION_HELP),
+        click.option("--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP),
+        click.option("--json", "as_json", is_flag=True),
+    ]):
+        command = option(command)
+    return command
+
+
+def _per_task(check, slugs, tier, isolation, jobs, progress) -> list:
+    """`check(task, sandbox)` over the chosen tasks, in order, on up to `jobs` threads."""
+    from sb.parallel import default_jobs, ordered_map
+    sandbox = _sandbox(isolation, trusted=True)
+    return ordered_map(lambda task: check(task, sandbox), _tasks(slugs, tier=tier), jobs or default_jobs(),
+                       on_result=progress)
+
+
 @cli.command()
-@click.argument("slugs", nargs=-1)
-@click.option("--tier", type=TIER, default="laptop", show_default=True)
-@click.option("--isolation", default=None, help=ISOLATION_HELP)
-@click.option("--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
-@click.option("--json", "as_json", is_flag=True)
+@_task_check_options
 def validate(slugs, tier, isolation, jobs, as_json):
     """Check the contract: reference passes, untouched starter fails every hidden test."""
     from sb.checks import validate_task
-    from sb.parallel import default_jobs, ordered_map
-    sandbox = _sandbox(isolation, trusted=True)
-    from sb.report.terminal import validation_progress
-    results = ordered_map(lambda task: validate_task(task, sandbox), _tasks(slugs, tier=tier), jobs or default_jobs(),
-                          on_result=None if as_json else validation_progress)
+    from sb.report import terminal
+    results = _per_task(validate_task, slugs, tier, isolation, jobs, None if as_json else terminal.validation_progress)
     if as_json:
         _emit_json([v.to_dict() for v in results])
     else:
-        from sb.report.terminal import print_validations
-        print_validations(results)
+        terminal.print_validations(results)
     sys.exit(1 if any(v.verdict == "broken" for v in results) else 0)
 
 
 @cli.command()
-@click.argument("slugs", nargs=-1)
-@click.option("--tier", type=TIER, default="laptop", show_default=True)
-@click.option("--isolation", default=None, help=ISOLATION_HELP)
-@click.option("--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
-@click.option("--json", "as_json", is_flag=True)
+@_task_check_options
 def mutants(slugs, tier, isolation, jobs, as_json):
     """Grade every mutant; exit 1 when one gets another verdict than it expects."""
     from sb.checks import check_mutants
-    from sb.parallel import default_jobs, ordered_map
-    sandbox = _sandbox(isolation, trusted=True)
-    from sb.report.terminal import mutants_progress
-    per_task = ordered_map(lambda task: check_mutants(task, sandbox), _tasks(slugs, tier=tier), jobs or default_jobs(),
-                           on_result=None if as_json else mutants_progress)
+    from sb.report import terminal
+    per_task = _per_task(check_mutants, slugs, tier, isolation, jobs, None if as_json else terminal.mutants_progress)
     checks = [c for task_checks in per_task for c in task_checks]
     if as_json:
         _emit_json([c.to_dict() for c in checks])
     else:
-        from sb.report.terminal import print_mutants
-        print_mutants(checks)
+        terminal.print_mutants(checks)
     sys.exit(0 if all(c.ok for c in checks) else 1)
 
 
@@ -125,11 +130,12 @@ def mutants(slugs, tier, isolation, jobs, as_json):
               help="output token limit (unset: not sent, or the adapter's documented default where the API requires one)")
 @click.option("--thinking-budget", type=click.IntRange(min=1), default=None, help="thinking tokens (anthropic; unset: not sent)")
 @click.option("--effort", default=None, help="reasoning effort, e.g. low, medium, high (unset: not sent)")
+@click.option("--seed", type=int, default=None, help="sampling seed (openai, openai-compatible; unset: not sent)")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="seconds per model call (default 600)")
+              help="seconds a model call may wait for a reply, or between streamed events (cmd: in all); default 600")
 @click.option("--json", "as_json", is_flag=True, help="print the results document(s)")
 def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, base_url, repeat, resume, jobs,
-        concurrency, temperature, max_tokens, thinking_budget, effort, timeout_s, as_json):
+        concurrency, temperature, max_tokens, thinking_budget, effort, seed, timeout_s, as_json):
     """Let a model attempt every chosen task once, grade each, write a results file."""
     from sb.models.base import ModelOptions, resolve_model
     from sb.parallel import default_jobs
@@ -141,7 +147,7 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
         raise SbError("no task matches the selection")
     sandbox = _sandbox(isolation, trusted=getattr(adapter, "trusted", False))
     knobs = {"temperature": temperature, "max_tokens": max_tokens, "thinking_budget": thinking_budget,
-             "effort": effort, "timeout_s": timeout_s}
+             "effort": effort, "seed": seed, "timeout_s": timeout_s}
     options = ModelOptions(base_url=base_url, settings={k: v for k, v in knobs.items() if v is not None})
     options.timeout_s = timeout_s or options.timeout_s
     sweep = Sweep(tasks, adapter, model_id, sandbox, options, results_dir, keep,

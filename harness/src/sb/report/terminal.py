@@ -75,8 +75,10 @@ def validation_progress(validation) -> None:
 
 
 def mutants_progress(checks: list) -> None:
-    if checks:
-        good = sum(1 for c in checks if c.ok)
+    if checks and all(c.actual == "unchecked" for c in checks):
+        print(f"{checks[0].slug} ... UNCHECKED ({checks[0].detail})", file=sys.stderr, flush=True)
+    elif checks:
+        good = sum(1 for c in checks if c.ok and c.actual != "unchecked")
         print(f"{checks[0].slug} ... {good}/{len(checks)} mutants as expected", file=sys.stderr, flush=True)
 
 
@@ -86,7 +88,10 @@ def print_mutants(checks: list) -> None:
         table.add_row(c.slug, c.mutant, c.expected, c.actual, _mutant_mark(c), one_line(c.detail, 70))
     console().print(table)
     bad = sum(1 for c in checks if not c.ok)
-    console().print(f"{len(checks) - bad}/{len(checks)} mutants as expected" + (f" · {bad} MISMATCH" if bad else ""))
+    unchecked = sum(1 for c in checks if c.actual == "unchecked")
+    checked = len(checks) - unchecked
+    console().print(f"{checked - bad}/{checked} mutants as expected" + (f" · {bad} MISMATCH" if bad else "")
+                    + (f" · {unchecked} UNCHECKED (no evidence: no device or missing deps)" if unchecked else ""))
 
 
 def _mutant_mark(check) -> str:

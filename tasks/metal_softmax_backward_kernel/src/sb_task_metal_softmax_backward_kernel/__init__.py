@@ -1,0 +1,7 @@
+"""scratchbench task package: metal_softmax_backward_kernel."""
+from sb import hookimpl, load_packaged_task
+
+
+@hookimpl
+def register_tasks(register):
+    register(load_packaged_task(__name__))
