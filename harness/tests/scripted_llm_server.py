@@ -31,6 +31,7 @@ class Scripted:
     cache_write: int = 0
     reasoning: int = 0
     tool_calls: int = 1            # Messages: how many write_files calls carry the payload
+    stall_after_first_event_s: float = 0.0   # streaming: headers and one event, then silence
 
 
 @dataclass
@@ -100,10 +101,12 @@ class _Handler(BaseHTTPRequestHandler):
         model = step.model or body.get("model")
         if messages:
             events = anthropic_events(step, model)
-            return self._sse(events) if body.get("stream") else self._json(200, anthropic_message(step, model))
+            if body.get("stream"):
+                return self._quietly(self._sse, events, False, step.stall_after_first_event_s)
+            return self._json(200, anthropic_message(step, model))
         if body.get("stream"):
             include_usage = (body.get("stream_options") or {}).get("include_usage", False)
-            return self._sse(chat_chunks(step, model, include_usage), done=True)
+            return self._quietly(self._sse, chat_chunks(step, model, include_usage), True, step.stall_after_first_event_s)
         return self._json(200, chat_completion(step, model))
 
     def _failure(self, step: Failure, messages: bool) -> None:
@@ -121,20 +124,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(raw)
 
-    def _sse(self, events: list, done: bool = False) -> None:
+    def _sse(self, events: list, done: bool = False, stall_s: float = 0.0) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
         self.end_headers()
-        for event in events:
+        for index, event in enumerate(events):
             name = f"event: {event['type']}\n" if not done else ""
             self.wfile.write(f"{name}data: {json.dumps(event)}\n\n".encode())
+            if index == 0 and stall_s:
+                self.wfile.flush()
+                time.sleep(stall_s)
         if done:
             self.wfile.write(b"data: [DONE]\n\n")
         self.close_connection = True
 
     @staticmethod
-    def _quietly(send, *args) -> None:
+    def _quietly(send, *args):
         try:
             send(*args)
         except OSError:  # the client gave up first: that is the point of a stall

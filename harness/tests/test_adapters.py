@@ -4,7 +4,8 @@ on loopback speaking the Messages API and the Chat Completions API, streaming an
 Each scripted reply ends in one status with its tokens and cost: a correct solution, a
 wrong one, a refusal, a max-tokens truncation, thinking with no content, another model
 answering, a 429 then success, a 500 every time, a stall past the client timeout,
-malformed output, an undeclared extra file.
+malformed output, an undeclared extra file. The SDKs are required, not skipped when
+absent: a CI without them must fail here, not pass in silence.
 """
 
 from __future__ import annotations
@@ -21,14 +22,10 @@ from conftest import REPO
 from scripted_llm_server import Failure, Scripted, ScriptedServer, Stall
 from sb.grading import write_files
 from sb.models import prices
+from sb.models.anthropic import AnthropicAdapter
 from sb.models.base import ModelOptions
+from sb.models.openai import OpenAIAdapter, OpenAICompatibleAdapter
 from sb.outcome import Status
-
-pytest.importorskip("anthropic")
-pytest.importorskip("openai")
-
-from sb.models.anthropic import AnthropicAdapter  # noqa: E402
-from sb.models.openai import OpenAIAdapter, OpenAICompatibleAdapter  # noqa: E402
 
 SECRET = "sk-test-SECRET-never-written"
 CORRECT = "def add(a, b):\n    return a + b\n"
@@ -37,7 +34,7 @@ RETRIES = 2
 
 
 def files(*pairs) -> dict:
-    return {"files": [{"path": path, "content": content} for path, content in pairs]}
+    return {"files": dict(pairs)}
 
 
 class Client:
@@ -177,8 +174,20 @@ def test_a_stall_past_the_client_timeout_is_adapter_error(client, fixture_task):
     assert attempt.transport_retries == RETRIES
 
 
+@pytest.mark.parametrize("name", ["anthropic-stream", "openai-stream"])
+def test_a_stream_that_stalls_midway_is_adapter_error(name, fixture_task, tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    client = CLIENTS[name](tmp_path)
+    step = Scripted(payload=files(("adder.py", CORRECT)), stall_after_first_event_s=2.0)
+    attempt, workdir = client.solve(fixture_task, [step], timeout_s=0.3)
+    assert attempt.status == Status.ADAPTER_ERROR
+    assert "0.3s client timeout" in attempt.detail and "1 request(s)" in attempt.detail
+    assert "NotImplementedError" in (workdir / "adder.py").read_text()
+
+
 def test_malformed_output_is_adapter_error_with_the_reason(client, fixture_task):
-    step = Scripted(payload={"files": "adder.py"}, raw='{"files": [{"path": "adder.py", "content": ')
+    step = Scripted(payload={"files": {"adder.py": ["def add(a, b):"]}}, raw='{"files": {"adder.py": "def add')
     attempt, _ = client.solve(fixture_task, [step])
     assert attempt.status == Status.ADAPTER_ERROR
     assert attempt.detail.startswith("malformed output")
@@ -217,7 +226,8 @@ def test_the_request_asks_for_declared_files_in_a_structured_form(client, fixtur
     else:
         schema = body["response_format"]["json_schema"]["schema"]
         assert body["response_format"]["json_schema"]["strict"] is True
-    assert schema["properties"]["files"]["items"]["properties"]["path"]["enum"] == ["adder.py"]
+    assert schema["properties"]["files"]["required"] == ["adder.py"]
+    assert schema["properties"]["files"]["additionalProperties"] is False
 
 
 def test_a_reply_task_writes_the_text_to_reply_md(client, task_copy):
@@ -296,7 +306,7 @@ def test_openai_compatible_needs_no_key_never_sends_the_openai_key_and_is_unpric
     assert client.bodies[0]["max_tokens"] == 512
     response_format = client.bodies[0]["response_format"]
     assert response_format["type"] == "json_object"
-    assert response_format["schema"]["properties"]["files"]["items"]["properties"]["path"]["enum"] == ["adder.py"]
+    assert list(response_format["schema"]["properties"]["files"]["properties"]) == ["adder.py"]
 
 
 def test_openai_compatible_without_base_url_is_adapter_error(fixture_task, tmp_path):
@@ -329,15 +339,15 @@ def test_models_route_by_what_adapters_claim(builtin_pm, name, adapter, model):
 
 def test_a_missing_sdk_is_one_line_naming_the_extra(builtin_pm, monkeypatch):
     from sb.errors import SbError
-    from sb.models import exchange
+    from sb.models import sdk
     from sb.models.base import resolve_model
-    monkeypatch.setattr(exchange, "sdk_installed", lambda module: False)
+    monkeypatch.setattr(sdk, "sdk_installed", lambda module: False)
     with pytest.raises(SbError) as info:
         resolve_model("claude-sonnet-4-5", builtin_pm)
     assert str(info.value) == "model 'claude-sonnet-4-5' needs the anthropic adapter's SDK: pip install 'scratchbench[anthropic]'"
     monkeypatch.setitem(sys.modules, "openai", None)
     with pytest.raises(SbError, match=r"^the openai SDK is not installed: pip install 'scratchbench\[openai\]'$"):
-        exchange.require_sdk("openai", "openai")
+        sdk.require_sdk("openai", "openai")
 
 
 def test_sb_models_lists_every_adapter_with_its_extra(tmp_path):
@@ -515,3 +525,52 @@ def test_concurrent_attempts_through_one_adapter_count_their_own_retries(fixture
         flaky = pool.submit(solve, [Failure(429, retry_after_ms=300), ok], "flaky")
         steady = pool.submit(solve, [ok], "steady")
     assert (flaky.result().transport_retries, steady.result().transport_retries) == (1, 0)
+
+
+def test_null_keeps_the_starter_file_and_a_non_string_is_malformed(fixture_task, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    client = CLIENTS["openai-plain"](tmp_path)
+    attempt, workdir = client.solve(fixture_task, [Scripted(payload={"files": {"adder.py": None}})])
+    assert attempt.status is None and "NotImplementedError" in (workdir / "adder.py").read_text()
+    attempt, _ = client.solve(fixture_task, [Scripted(payload={"files": {"adder.py": 3}})])
+    assert attempt.detail == "malformed output: the content of 'adder.py' is int, not a string"
+
+
+def test_cmd_gets_the_settings_the_user_set_as_json(fixture_task, tmp_path):
+    from sb.models.cmd import CommandAdapter
+    attempt = CommandAdapter().solve('echo "$SB_MODEL_SETTINGS" > settings.json', fixture_task, tmp_path,
+                                     ModelOptions(settings={"temperature": 0.5}))
+    assert attempt.status is None
+    assert json.loads((tmp_path / "settings.json").read_text()) == {"temperature": 0.5}
+
+
+def test_openai_compatible_sends_its_own_key_when_set(fixture_task, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "local-key-123")
+    client = Client(OpenAICompatibleAdapter(max_retries=RETRIES), "m", "m", "/v1", tmp_path)
+    client.solve(fixture_task, [Scripted(payload=files(("adder.py", CORRECT)))])
+    headers = {k.lower(): v for k, v in client.server.requests[0].headers.items()}
+    assert headers["authorization"] == "Bearer local-key-123"
+
+
+def test_sb_run_sends_set_knobs_records_them_and_never_writes_the_key(tmp_path):
+    """The CLI end to end on an installed reply task, against the scripted server."""
+    import subprocess
+    from conftest import sb_env
+    reply = Scripted(text="There is no package named columnmill that I know of; I will not invent one.",
+                     model="gpt-5-2025-08-07", input=300, output=40, cache_read=100)
+    with ScriptedServer([Failure(429), reply]) as server:
+        done = subprocess.run(
+            [sys.executable, "-c", "from sb.cli import main; main()", "run", "--model", "gpt-5", "--base-url",
+             server.url + "/v1", "--tasks", "honesty", "--temperature", "0.5", "--effort", "low",
+             "--isolation", "none", "--results", str(tmp_path), "--json"],
+            capture_output=True, text=True, env=sb_env(SB_LOAD_PLUGINS="honesty", OPENAI_API_KEY=SECRET), timeout=600)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    entry, = doc["tasks"]
+    assert doc["settings"] == {"temperature": 0.5, "effort": "low"}
+    body = server.requests[-1].body
+    assert (body["temperature"], body["reasoning_effort"]) == (0.5, "low") and "max_completion_tokens" not in body
+    assert entry["tokens"] == {"input": 300, "output": 40, "cache_read": 100, "cache_write": 0, "reasoning": 0}
+    assert entry["transport_retries"] == 1 and entry["model_answered"] == "gpt-5-2025-08-07"
+    assert entry["usd_cost"] == prices.cost("openai", "gpt-5", entry["tokens"], date.today())[0]
+    assert all(SECRET not in path.read_text() for path in tmp_path.iterdir())

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from sb.hookspecs import hookimpl
 from sb.models import exchange
-from sb.models.exchange import Reply, SdkAdapter
+from sb.models.exchange import Reply
+from sb.models.sdk import BASE_SETTINGS, SdkAdapter
 
 # The Messages API requires max_tokens; unset, the adapter sends this (see docs/models.md).
 DEFAULT_MAX_TOKENS = 32_000
@@ -25,7 +26,7 @@ class AnthropicAdapter(SdkAdapter):
     client_class = "Anthropic"
     provider = "anthropic"
     api_key_env = "ANTHROPIC_API_KEY"
-    supported_settings = exchange.BASE_SETTINGS + ("thinking_budget", "effort")
+    supported_settings = BASE_SETTINGS + ("thinking_budget", "effort")
     default_stream = True
 
     def claims(self, model: str) -> bool:

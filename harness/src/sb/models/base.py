@@ -84,5 +84,6 @@ def resolve_model(name: str, pm=None) -> tuple[ModelAdapter, str]:
 def _installed(adapter: ModelAdapter, name: str) -> ModelAdapter:
     """A missing optional SDK is one line naming the extra, before any task starts."""
     if not adapter.installed():
-        raise SbError(f"model {name!r} needs the {adapter.name} adapter's SDK: pip install 'scratchbench[{adapter.extra}]'")
+        raise SbError(f"model {name!r} needs the {adapter.name} adapter's SDK: "
+                      f"pip install 'scratchbench[{adapter.extra}]'")
     return adapter

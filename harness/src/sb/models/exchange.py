@@ -1,33 +1,30 @@
 """The file-exchange protocol every API adapter shares (see docs/models.md).
 
 The model is shown prompt.md and the starter files and asked for the files back in one
-structured value, `{"files": [{"path": ..., "content": ...}]}`, through the API's own
-structure (a forced tool call, or a JSON schema), so the reply is parsed and never
-scraped out of prose. Only the starter's declared names are written; anything else is
-dropped and recorded. A `reply` task takes the model's text reply as `reply.md`.
+structured value, `{"files": {"<declared name>": "<content>" | null}}`, through the API's
+own structure (a forced tool call, or a JSON schema), so the reply is parsed and never
+scraped out of prose. Keyed by name, a file cannot be given twice, and a constrained
+decoder (llama.cpp's grammar) cannot emit a name that was not declared. Only the
+starter's declared names are written; anything else a server lets through is dropped and
+recorded. A `reply` task takes the model's text reply as `reply.md`.
 
 Each provider module turns its API response into a `Reply`; `conclude` turns a Reply into
 the Attempt, in one order for every provider: usage and cost first (recorded even for a
-rejected reply), then the answering model, refusal, truncation, and the content.
+rejected reply), then the answering model, refusal, truncation, and the content. The SDK
+plumbing shared by the providers is in sb.models.sdk.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
-import os
 import re
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import ClassVar
 
-from sb.errors import SbError
 from sb.grading import write_files
 from sb.models import prices
-from sb.models.base import Attempt, ModelAdapter, ModelOptions
+from sb.models.base import Attempt
 from sb.outcome import Status
 
 TOOL_NAME = "write_files"
@@ -36,14 +33,14 @@ SUPPORTED_KINDS = ("files", "reply")
 
 FILES_INSTRUCTIONS = (
     "You are solving a programming task. The task statement and the starter files follow. "
-    f"Return your solution by calling `{TOOL_NAME}` exactly once with the complete new content "
-    "of every file you change; only the starter's file names are accepted. "
+    f"Return your solution by calling `{TOOL_NAME}` exactly once, giving each starter file's complete "
+    "new content under its name, or null to leave it as it is. "
     "Do not ask questions: this is your only turn."
 )
 JSON_INSTRUCTIONS = (
     "You are solving a programming task. The task statement and the starter files follow. "
-    'Reply with one JSON object only, {"files": [{"path": ..., "content": ...}]}, holding the '
-    "complete new content of every file you change; only the starter's file names are accepted. "
+    'Reply with one JSON object only, {"files": {"<file name>": "<complete new content>"}}, giving '
+    "each starter file's complete new content under its name, or null to leave it as it is. "
     "Do not ask questions: this is your only turn."
 )
 REPLY_INSTRUCTIONS = (
@@ -56,30 +53,17 @@ class ReplyError(Exception):
     """The reply cannot be used; the message is the adapter_error's reason."""
 
 
-def require_sdk(module: str, extra: str):
-    """Import an optional SDK, or raise the one-line error naming the extra that provides it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise SbError(f"the {module} SDK is not installed: pip install 'scratchbench[{extra}]'") from exc
-
-
-def sdk_installed(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
-
-
 def check_kind(task, adapter_name: str) -> None:
     if task.meta.kind not in SUPPORTED_KINDS:
         raise ReplyError(f"task kind {task.meta.kind!r} is not supported by the {adapter_name} adapter")
 
 
 def files_schema(task) -> dict:
-    """The JSON schema of the reply: paths limited to the declared names (strict-mode valid)."""
-    entry = {"type": "object", "additionalProperties": False, "required": ["path", "content"],
-             "properties": {"path": {"type": "string", "enum": list(task.declared_files)},
-                            "content": {"type": "string"}}}
-    return {"type": "object", "additionalProperties": False, "required": ["files"],
-            "properties": {"files": {"type": "array", "items": entry}}}
+    """The JSON schema of the reply: one key per declared name, string or null (strict-mode valid)."""
+    names = list(task.declared_files)
+    files = {"type": "object", "additionalProperties": False, "required": names,
+             "properties": {name: {"type": ["string", "null"]} for name in names}}
+    return {"type": "object", "additionalProperties": False, "required": ["files"], "properties": {"files": files}}
 
 
 def user_message(task) -> str:
@@ -106,22 +90,6 @@ class Reply:
     protocol: str = "json"         # json: the text is the JSON value; tool: the payload is
     reason: str = ""               # the refusal text, or what cut the reply off
     problem: str = ""              # set by the provider when the reply's structure is unusable
-
-
-@dataclass
-class RequestCounter:
-    """Counts HTTP requests through the SDK's client: every one after the first is a retry."""
-
-    sent: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def __call__(self, request) -> None:
-        with self.lock:
-            self.sent += 1
-
-    @property
-    def retries(self) -> int:
-        return max(0, self.sent - 1)
 
 
 def usage_record(input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0,
@@ -200,19 +168,17 @@ def parse_files(task, reply: Reply) -> tuple[dict, list]:
     if reply.protocol == "tool" and not reply.tool_called:
         raise ReplyError(f"no {TOOL_NAME} call in the reply" if reply.text.strip() else empty_detail(reply))
     payload = reply.payload if reply.protocol == "tool" else _json_text(reply)
-    if not isinstance(payload, dict) or not isinstance(payload.get("files"), list):
-        raise ReplyError(f"malformed output: expected {{\"files\": [...]}}, got {_shape(payload)}")
+    if not isinstance(payload, dict) or not isinstance(payload.get("files"), dict):
+        raise ReplyError(f"malformed output: expected {{\"files\": {{name: content}}}}, got {_shape(payload)}")
     files, dropped = {}, []
-    for index, entry in enumerate(payload["files"]):
-        if not (isinstance(entry, dict) and isinstance(entry.get("path"), str) and isinstance(entry.get("content"), str)):
-            raise ReplyError(f"malformed output: files[{index}] is not {{\"path\": str, \"content\": str}}")
-        if entry["path"] in files:
-            raise ReplyError(f"malformed output: {entry['path']!r} given twice")
-        if entry["path"] in task.declared_files:
-            files[entry["path"]] = entry["content"].encode("utf-8")
-        else:
-            dropped.append(entry["path"])
-    return files, sorted(set(dropped))
+    for name, content in payload["files"].items():
+        if content is not None and not isinstance(content, str):
+            raise ReplyError(f"malformed output: the content of {name!r} is {type(content).__name__}, not a string")
+        if name not in task.declared_files:
+            dropped.append(name)
+        elif content is not None:
+            files[name] = content.encode("utf-8")
+    return files, sorted(dropped)
 
 
 def _json_text(reply: Reply):
@@ -234,95 +200,3 @@ def settings_error(adapter: str, settings: dict, supported: tuple) -> None:
     unsupported = sorted(set(settings) - set(supported))
     if unsupported:
         raise ReplyError(f"the {adapter} adapter does not support the setting(s) {', '.join(unsupported)}")
-
-
-MAX_TRANSPORT_RETRIES = 3
-BASE_SETTINGS = ("temperature", "max_tokens", "timeout_s")
-
-
-class SdkAdapter(ModelAdapter):
-    """An adapter over an official SDK: one request per task, the SDK's bounded retries counted.
-
-    Subclasses name the SDK module and build the request (`ask`); the flow, the error
-    mapping and the accounting are the same for every provider.
-    """
-
-    sdk_module: ClassVar[str] = ""
-    provider: ClassVar[str] = ""             # the price table's key
-    api_key_env: ClassVar[str] = ""
-    supported_settings: ClassVar[tuple] = BASE_SETTINGS
-    default_stream: ClassVar[bool] = False
-
-    def __init__(self, max_retries: int = MAX_TRANSPORT_RETRIES, stream: bool | None = None):
-        self.max_retries = max_retries
-        self.stream = self.default_stream if stream is None else stream
-        self._http = None
-        self._http_lock = threading.Lock()
-        self._current = threading.local()  # the running attempt's RequestCounter, per thread
-
-    def installed(self) -> bool:
-        return sdk_installed(self.sdk_module)
-
-    def solve(self, model: str, task, workdir: Path, options: ModelOptions) -> Attempt:
-        sdk = require_sdk(self.sdk_module, self.extra)
-        counter = RequestCounter()
-        try:
-            check_kind(task, self.name)
-            settings_error(self.name, options.settings, self.supported_settings)
-            client = self.client(sdk, options, counter)
-            reply = self.ask(client, model, task, options.settings)
-        except ReplyError as exc:
-            return Attempt(status=Status.ADAPTER_ERROR, detail=str(exc), transport_retries=counter.retries)
-        except sdk.APIError as exc:
-            return Attempt(status=Status.ADAPTER_ERROR, detail=transport_detail(sdk, exc, options, counter),
-                           transport_retries=counter.retries)
-        return conclude(self.provider, model, task, workdir, reply, counter.retries)
-
-    def api_key(self, options: ModelOptions) -> str:
-        """Read from the environment here and only here; never logged or written."""
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise ReplyError(f"{self.api_key_env} is not set")
-        return key
-
-    def client(self, sdk, options: ModelOptions, counter: RequestCounter):
-        self._current.counter = counter
-        client_class = getattr(sdk, self.client_class)
-        return client_class(api_key=self.api_key(options), base_url=self.base_url(options), timeout=options.timeout_s,
-                            max_retries=self.max_retries, http_client=self._http_client(sdk))
-
-    def _http_client(self, sdk):
-        """One connection pool per adapter (building TLS contexts per task costs ~0.3s each);
-        its request hook counts into the calling thread's attempt, so concurrent tasks stay apart."""
-        with self._http_lock:
-            if self._http is None:
-                self._http = sdk.DefaultHttpxClient(event_hooks={"request": [self._count_request]})
-            return self._http
-
-    def _count_request(self, request) -> None:
-        counter = getattr(self._current, "counter", None)
-        if counter is not None:
-            counter(request)
-
-    def base_url(self, options: ModelOptions) -> str | None:
-        return options.base_url
-
-    client_class: ClassVar[str] = ""
-
-    def ask(self, client, model: str, task, settings: dict) -> Reply:
-        raise NotImplementedError
-
-
-def transport_detail(sdk, exc, options: ModelOptions, counter: RequestCounter) -> str:
-    """One line for a call that never produced a reply (the SDK's messages carry no key)."""
-    tries = f"{counter.sent} request(s), {counter.retries} retried"
-    if isinstance(exc, sdk.APITimeoutError):
-        return f"no reply within the {options.timeout_s:g}s client timeout ({tries})"
-    if isinstance(exc, sdk.APIStatusError):
-        return f"HTTP {exc.status_code} from the API: {_first_line(str(exc))} ({tries})"
-    return f"{type(exc).__name__}: {_first_line(str(exc))} ({tries})"
-
-
-def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line[:300]

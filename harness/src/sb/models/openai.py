@@ -18,7 +18,8 @@ import re
 from sb.hookspecs import hookimpl
 from sb.models import exchange
 from sb.models.base import ModelOptions
-from sb.models.exchange import Reply, ReplyError, SdkAdapter
+from sb.models.exchange import Reply, ReplyError
+from sb.models.sdk import BASE_SETTINGS, SdkAdapter
 
 OPENAI_MODELS = re.compile(r"^(gpt-|chatgpt-|o\d)")
 PLACEHOLDER_KEY = "sb-no-key"  # a local server without --api-key still wants a bearer token
@@ -32,7 +33,7 @@ class OpenAIAdapter(SdkAdapter):
     client_class = "OpenAI"
     provider = "openai"
     api_key_env = "OPENAI_API_KEY"
-    supported_settings = exchange.BASE_SETTINGS + ("effort",)
+    supported_settings = BASE_SETTINGS + ("effort", "seed")
     max_tokens_param = "max_completion_tokens"
     response_format = "json_schema"
 
@@ -80,6 +81,8 @@ def request_params(model: str, task, settings: dict, max_tokens_param: str, resp
         params[max_tokens_param] = int(settings["max_tokens"])
     if "effort" in settings:
         params["reasoning_effort"] = settings["effort"]
+    if "seed" in settings:
+        params["seed"] = int(settings["seed"])
     if files and response_format == "json_schema":
         params["response_format"] = {"type": "json_schema", "json_schema": {
             "name": "files", "strict": True, "schema": exchange.files_schema(task)}}
