@@ -15,13 +15,11 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from datetime import date
 from pathlib import Path
 
-from sb.models import prices
+from sb.costs import check_document
 
 REPO = Path(__file__).resolve().parent.parent
-TOLERANCE = 1e-9
 
 
 def results_files(paths: list) -> list:
@@ -29,47 +27,6 @@ def results_files(paths: list) -> list:
     for path in map(Path, paths):
         found += sorted(path.rglob("*.json")) if path.is_dir() else [path]
     return found
-
-
-def check_document(doc: dict, where: str) -> tuple[list, Counter]:
-    """(mismatch lines, counts of priced/unpriced/no-usage tasks) for one results document."""
-    on = date.fromisoformat(str(doc["run_at"])[:10])
-    problems, counts = [], Counter()
-    for entry in doc["tasks"]:
-        problem, kind = check_entry(doc, entry, on)
-        counts[kind] += 1
-        if problem:
-            problems.append(f"{where}: {entry.get('slug')}: {problem}")
-    problems += [f"{where}: {p}" for p in check_totals(doc)]
-    return problems, counts
-
-
-def check_entry(doc: dict, entry: dict, on: date) -> tuple[str | None, str]:
-    tokens, recorded = entry.get("tokens"), entry.get("usd_cost")
-    if not tokens:
-        return (None if recorded is None else f"cost {recorded} recorded without tokens"), "no usage"
-    model = entry.get("model_answered") or doc["model"]
-    derived, price = prices.cost(doc.get("adapter", ""), model, tokens, on)
-    if derived is None:
-        return (None if recorded is None else f"cost {recorded} recorded for {model}, which is unpriced"), "unpriced"
-    if recorded is None or abs(recorded - derived) > TOLERANCE:
-        return f"cost {recorded} recorded, {derived} derived from {tokens} at {price}", "priced"
-    return None, "priced"
-
-
-def check_totals(doc: dict) -> list:
-    entries, problems = doc["tasks"], []
-    costs = [e.get("usd_cost") for e in entries]
-    total = None if not costs or any(c is None for c in costs) else round(sum(costs), 6)
-    if doc.get("usd_cost") != total and (total is None or doc.get("usd_cost") is None
-                                         or abs(doc["usd_cost"] - total) > 1e-6):
-        problems.append(f"run usd_cost {doc.get('usd_cost')} is not the sum of its tasks ({total})")
-    summed = Counter()
-    for entry in entries:
-        summed.update({k: v for k, v in (entry.get("tokens") or {}).items() if isinstance(v, int)})
-    if (doc.get("tokens") or None) != (dict(summed) or None):
-        problems.append(f"run tokens {doc.get('tokens')} are not the sum of its tasks ({dict(summed)})")
-    return problems
 
 
 def main(argv: list) -> int:

@@ -146,3 +146,13 @@ def test_models_lists_the_builtin_adapters():
     names = {r["name"] for r in rows}
     assert {"reference", "starter"} <= names
     assert all({"name", "routes", "extra", "installed"} <= set(r) for r in rows)
+
+
+@pytest.mark.parametrize("args, culprit", [
+    (["run", "--model", "claude-sonnet-4-5"], "ANTHROPIC_API_KEY is not set"),
+    (["run", "--model", "openai-compatible:tiny"], "needs --base-url"),
+])
+def test_a_run_that_cannot_work_stops_before_any_task(args, culprit):
+    env = {k: v for k, v in sb_env().items() if not k.endswith("API_KEY")}
+    done = sb(*args, env=env)
+    assert done.returncode == 2 and culprit in done.stderr and done.stderr.count("\n") == 1

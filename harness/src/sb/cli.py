@@ -150,6 +150,7 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
              "effort": effort, "seed": seed, "timeout_s": timeout_s}
     options = ModelOptions(base_url=base_url, settings={k: v for k, v in knobs.items() if v is not None})
     options.timeout_s = timeout_s or options.timeout_s
+    adapter.preflight(model_id, options)
     sweep = Sweep(tasks, adapter, model_id, sandbox, options, results_dir, keep,
                   set_name or ("custom" if slugs else "all"), jobs=jobs or default_jobs(), concurrency=concurrency,
                   draws=repeat)

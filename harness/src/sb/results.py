@@ -67,8 +67,8 @@ def summarise(doc: dict) -> dict:
     doc["pass_rate_by_category"] = rates_by(entries, "category")
     doc["pass_rate"] = by_tier.get(HEADLINE_TIER, {}).get("rate")
     doc["tokens"] = _sum_tokens(entries)
-    costs = [e.get("usd_cost") for e in entries]
-    doc["usd_cost"] = None if any(c is None for c in costs) or not costs else round(sum(costs), 6)
+    from sb.costs import run_cost
+    doc["usd_cost"], doc["cost_complete"] = run_cost(entries)
     return doc
 
 

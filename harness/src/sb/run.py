@@ -223,4 +223,6 @@ def task_entry(task: Task, graded: tuple) -> dict:
     entry["usd_cost"] = attempt.usd_cost if attempt else None
     entry["model_answered"] = attempt.model_answered if attempt else None
     entry["transport_retries"] = attempt.transport_retries if attempt else 0
+    entry["price"] = getattr(attempt, "price", None) if attempt else None
+    entry["exit_status"] = getattr(attempt, "exit_status", None) if attempt else None
     return entry

@@ -55,6 +55,10 @@ class ModelAdapter(ABC):
     def installed(self) -> bool:
         return True
 
+    def preflight(self, model: str, options: ModelOptions) -> None:
+        """Raise SbError before any task starts when the run cannot work at all (no key, no
+        base URL, an unsupported setting): one line, instead of N identical adapter_errors."""
+
     @abstractmethod
     def solve(self, model: str, task, workdir: Path, options: ModelOptions) -> Attempt:
         """Leave the solution's files in `workdir` (which holds the starter files)."""

@@ -96,6 +96,15 @@ class SdkAdapter(ModelAdapter):
                            transport_retries=counter.retries)
         return conclude(self.provider, model, task, workdir, reply, counter.retries)
 
+    def preflight(self, model: str, options: ModelOptions) -> None:
+        require_sdk(self.sdk_module, self.extra)
+        try:
+            settings_error(self.name, options.settings, self.supported_settings)
+            self.api_key(options)
+            self.base_url(options)
+        except ReplyError as exc:
+            raise SbError(f"{self.name}: {exc}") from None
+
     def api_key(self, options: ModelOptions) -> str:
         """Read from the environment here and only here; never logged or written."""
         key = os.environ.get(self.api_key_env)

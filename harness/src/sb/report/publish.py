@@ -8,7 +8,6 @@ published under the same name. Publishing the same file twice is a no-op.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -19,7 +18,6 @@ from sb.report import manifests
 from sb.report.draws import load_dir
 
 MANIFEST_NAME = "SET_MANIFESTS.yaml"
-CHECK_COST = Path(__file__).resolve().parents[4] / "tools" / "check_cost.py"
 
 
 def stable_name(doc: dict) -> str:
@@ -28,27 +26,20 @@ def stable_name(doc: dict) -> str:
     return f"{safe}.json"
 
 
-def cost_problems(doc: dict, where: str, check_cost: Path = CHECK_COST) -> list[str]:
-    """Mismatches between the recorded costs and the ones re-derived from tokens.
-
-    The re-derivation lives in tools/check_cost.py (its `check_document(doc, where)`, the
-    same check CI runs over leaderboard/); publishing happens in a checkout, which has it.
-    """
-    if not check_cost.exists():
-        raise SbError(f"cannot re-derive costs: {check_cost} not found (publish from a scratchbench checkout)")
-    spec = importlib.util.spec_from_file_location("_sb_check_cost", check_cost)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    problems, _counts = module.check_document(doc, where)
+def cost_problems(doc: dict, where: str) -> list[str]:
+    """Mismatches between the recorded costs and the ones re-derived from tokens (the same
+    check tools/check_cost.py runs over leaderboard/ in CI)."""
+    from sb.costs import check_document
+    problems, _counts = check_document(doc, where)
     return problems
 
 
-def publish(path: Path, leaderboard: Path, check_cost: Path = CHECK_COST) -> dict:
+def publish(path: Path, leaderboard: Path) -> dict:
     """Copy `path` into `leaderboard`; {published, path, manifest_updated}. SbError when refused."""
     doc = results.load(path)
     if not doc.get("complete"):
         raise SbError(f"{path}: the draw did not finish (complete is false); resume it first")
-    problems = cost_problems(doc, str(path), check_cost)
+    problems = cost_problems(doc, str(path))
     if problems:
         raise SbError(f"refused: the cost does not re-derive: {problems[0]}")
     dest = Path(leaderboard) / stable_name(doc)

@@ -152,12 +152,20 @@ def print_run_table(doc: dict) -> None:
         out.print(f"{tier} {format_rate(summary)}{tag}")
     if doc["headline_tier"] not in doc["pass_rate_by_tier"]:
         out.print(f"{doc['headline_tier']} not measured (no {doc['headline_tier']} task in this run) · headline")
-    cost = "unpriced" if doc.get("usd_cost") is None and doc.get("tokens") else (
-        "no cost (control run)" if doc.get("usd_cost") is None else f"${doc['usd_cost']:.4f}")
+    cost = _run_cost(doc)
     out.print(f"{doc['wall_clock_s']:.1f}s wall clock · {doc['attempts']} attempt per task · {cost} · "
               f"isolation {doc['isolation']}")
     if doc.get("settings"):
         out.print("settings (set by the user): " + ", ".join(f"{k}={v}" for k, v in sorted(doc["settings"].items())))
+
+
+def _run_cost(doc: dict) -> str:
+    if doc.get("usd_cost") is None:
+        if doc.get("tokens"):
+            return "unpriced"
+        return "no cost (control run)" if doc.get("adapter") in ("reference", "starter") else "no cost (no tokens used)"
+    partial = "" if doc.get("cost_complete", True) else " (partial: some tasks unpriced)"
+    return f"${doc['usd_cost']:.4f}{partial}"
 
 
 def print_results_written(path) -> None:
