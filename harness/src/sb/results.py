@@ -65,6 +65,7 @@ def summarise(doc: dict) -> dict:
     by_tier = rates_by(entries, "tier")
     doc["pass_rate_by_tier"] = by_tier
     doc["pass_rate_by_category"] = rates_by(entries, "category")
+    doc["pass_rate_by_suite"] = rates_by([e for e in entries if e.get("tier") == HEADLINE_TIER], "suite")
     doc["pass_rate"] = by_tier.get(HEADLINE_TIER, {}).get("rate")
     doc["tokens"] = _sum_tokens(entries)
     from sb.costs import run_cost

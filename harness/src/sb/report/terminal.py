@@ -150,6 +150,9 @@ def print_run_table(doc: dict) -> None:
     for tier, summary in doc["pass_rate_by_tier"].items():
         tag = " · headline" if tier == doc["headline_tier"] else " · beside the headline, never in it"
         out.print(f"{tier} {format_rate(summary)}{tag}")
+    suites = doc.get("pass_rate_by_suite") or {}
+    if len(suites) > 1:
+        out.print("  " + " · ".join(f"{suite} {format_rate(summary)}" for suite, summary in suites.items()))
     if doc["headline_tier"] not in doc["pass_rate_by_tier"]:
         out.print(f"{doc['headline_tier']} not measured (no {doc['headline_tier']} task in this run) · headline")
     cost = _run_cost(doc)
