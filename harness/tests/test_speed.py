@@ -260,3 +260,38 @@ def test_sb_speed_bad_input_is_one_line_and_exit_2(tmp_path):
     result = _sb("speed", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--concurrency", "1,x")
     assert result.returncode == 2 and result.stderr.startswith("sb: error: --concurrency")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_sb_speed_exits_1_and_names_the_error_when_nothing_was_measured(tmp_path):
+    with scripted_server(ttft_ms=1, itl_ms=0.2, short=range(0, 20)) as server:
+        result = _sb("speed", "--base-url", server.base_url, "--model", "m", "--concurrency", "1",
+                     "--requests-per-level", "2", "--max-tokens", "16", "--results", str(tmp_path))
+    assert result.returncode == 1, result.stderr
+    assert "2 request(s) flagged and excluded" in result.stdout
+    assert len(list(tmp_path.glob("speed-m-*.json"))) == 1
+
+
+def test_accuracy_benchmark_prints_every_error_and_the_client_cpu():
+    from conftest import REPO
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "speed_accuracy.py"), "--levels", "1,4",
+                             "--requests-per-level", "4", "--ttft-ms", "5", "--itl-ms", "1"],
+                            capture_output=True, text=True, env=sb_env(), timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1].split()[0] == "streams" and [line.split()[0] for line in lines[2:4]] == ["1", "4"]
+    assert [line.split(" (")[0].split(":")[0] for line in lines[4:]] == [
+        "TTFT error", "ITL / throughput error", "client CPU"]
+
+
+def test_sb_report_lists_speed_beside_correctness_and_last_ignores_speed_files(tmp_path):
+    with scripted_server(ttft_ms=5, itl_ms=0.5, model="served-name") as server:
+        ran = _sb("speed", "--base-url", server.base_url, "--model", "asked", "--concurrency", "1",
+                  "--requests-per-level", "1", "--max-tokens", "16", "--hardware", "test box",
+                  "--results", str(tmp_path))
+    assert ran.returncode == 0, ran.stderr
+    (tmp_path / "empty").mkdir()
+    listed = _sb("report", "--results", str(tmp_path), "--leaderboard", str(tmp_path / "empty"))
+    assert listed.returncode == 0, listed.stderr
+    assert "asked" in listed.stdout and "served-name" in listed.stdout and "test box" in listed.stdout
+    last = _sb("report", "--last", "--results", str(tmp_path))
+    assert last.returncode == 2 and "no results" in last.stderr  # a speed file is not a correctness run

@@ -242,6 +242,14 @@ def report(last, variance, failures_slug, html_dir, model, by_group, results_dir
         return _emit_json({k: v for k, v in data.items() if k != "_path"} if isinstance(data, dict) else data)
     from sb.report import terminal
     getattr(terminal, f"print_{mode}")(data)
+    if mode == "leaderboard":
+        terminal.print_speed_summaries(_speed_summaries(results_dir, leaderboard_dir))
+
+
+def _speed_summaries(*folders) -> list:
+    """`sb speed` runs kept beside the correctness results, for the same report."""
+    from sb.speed.results import summaries
+    return [s for folder in folders if Path(folder).is_dir() for s in summaries(folder)]
 
 
 def _report_last(results_dir, **_):

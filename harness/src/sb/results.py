@@ -111,5 +111,6 @@ def load(path: Path) -> dict:
 
 
 def newest(results_dir: Path) -> Path | None:
-    files = sorted(Path(results_dir).glob("*.json"), key=lambda p: (p.stat().st_mtime, p.name))
+    files = sorted((p for p in Path(results_dir).glob("*.json") if not p.name.startswith("speed-")),
+                   key=lambda p: (p.stat().st_mtime, p.name))
     return files[-1] if files else None

@@ -231,6 +231,22 @@ def print_leaderboard(rows: list) -> None:
     console().print(f"{len(rows)} published sweep(s) · rates over evidence only · 95% CI: Wilson, pooled over task-draws")
 
 
+def print_speed_summaries(rows: list) -> None:
+    """`sb speed` runs beside the correctness leaderboard: how fast each model is served."""
+    if not rows:
+        return
+    table = _table("model (speed)", "served as", "hardware", "single stream tok/s", "floor", "capacity",
+                   "peak aggregate tok/s", "date")
+    for r in rows:
+        capacity = "-" if r["capacity_streams"] is None else f"{r['capacity_streams']} streams"
+        floor = "-" if r["floor_tokens_per_s"] is None else f"{r['floor_tokens_per_s']:g}"
+        single = "-" if r["single_stream_tokens_per_s"] is None else f"{r['single_stream_tokens_per_s']:.1f}"
+        peak = "-" if r["peak_aggregate_tokens_per_s"] is None else f"{r['peak_aggregate_tokens_per_s']:.1f}"
+        table.add_row(r["model"], r["model_served"] or "-", r["hardware"] or "-", single, floor, capacity, peak,
+                      (r["run_at"] or "")[:10])
+    console().print(table)
+
+
 def _k_of_n(tally: dict) -> str:
     if tally["measured"] == 0:
         return f"not measured ({tally['reason']})"

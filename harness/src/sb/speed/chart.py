@@ -22,7 +22,8 @@ def render(doc: dict, path: Path) -> Path:
     aggregate_ax.plot(xs, [lv["aggregate_tokens_per_s"] for lv in levels], "s--", color="tab:orange",
                       label="aggregate")
     _mark_floor_and_capacity(per_stream_ax, doc["capacity"])
-    per_stream_ax.set_xscale("log", base=2)
+    if xs:
+        per_stream_ax.set_xscale("log", base=2)
     per_stream_ax.set_xticks(xs or [1], [str(x) for x in xs] or ["1"])
     per_stream_ax.set_xlabel("concurrent streams")
     per_stream_ax.set_ylabel("per-stream tokens/s", color="tab:blue")

@@ -2,16 +2,22 @@
 
 Why not a general HTTP library: the clock must start when the request is fully written
 (a library's own queueing would be charged to the server), and each read must be stamped
-the moment the event loop hands it over. `data_received` stamps the read with
-`perf_counter_ns`, strips the chunked framing and splits server-sent events; JSON is parsed
-only after the response ends, so one stream's parsing never delays another's timestamps.
+with when it arrived, not when a busy client got round to it. Plain-HTTP reads go through
+recvmsg with the kernel's receive timestamp (SO_TIMESTAMPNS, converted to the
+`perf_counter_ns` clock); TLS reads are stamped on arrival in the event loop. The read
+callback only strips the chunked framing and splits server-sent events; JSON is parsed
+after the level ends, so one stream's parsing never delays another's timestamps.
 Connections are kept alive and reused across requests and levels.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import ssl as ssl_module
+import struct
+import time
 from dataclasses import dataclass, field
 from time import perf_counter_ns
 from urllib.parse import urlsplit
@@ -166,6 +172,77 @@ class _Protocol(asyncio.Protocol):
             self.parser.finish(perf_counter_ns(), f"connection closed: {exc or 'by the server'}")
 
 
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)     # Linux
+
+
+class _StampedSocket:
+    """Plain-HTTP reads through recvmsg, stamped with the kernel's receive time (SO_TIMESTAMPNS).
+
+    The stamp says when the bytes reached this machine's socket, not when this event loop got
+    round to them, so with 32 busy streams one stream's parsing never delays another's
+    timestamp. It plays both parts a `Connection` needs: protocol (parser, lost) and transport.
+    Where the kernel gives no stamp, the read is stamped on arrival in the loop, as `_Protocol` does.
+    """
+
+    def __init__(self, sock: socket.socket):
+        self.sock, self.transport = sock, self
+        self.parser: _ResponseParser | None = None
+        self.lost = False
+        self.loop = asyncio.get_running_loop()
+        self.offset = time.time_ns() - perf_counter_ns()
+        with contextlib.suppress(OSError):           # not Linux: reads are stamped in the loop
+            sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        self.loop.add_reader(sock, self._readable)
+
+    def _readable(self) -> None:
+        now = perf_counter_ns()
+        try:
+            data, ancillary, _, _ = self.sock.recvmsg(262144, socket.CMSG_SPACE(16))
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            return self._lose(exc)
+        if not data:
+            return self._lose(None)
+        stamp = now
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
+                seconds, nanoseconds = struct.unpack("qq", payload[:16])
+                stamp = min(now, seconds * 1_000_000_000 + nanoseconds - self.offset)
+        if self.parser is not None:
+            self.parser.feed(max(stamp, self.parser.raw.t_written_ns), data)
+
+    def _lose(self, exc) -> None:
+        self.close()
+        if self.parser is not None:
+            self.parser.finish(perf_counter_ns(), f"connection closed: {exc or 'by the server'}")
+
+    def write(self, data: bytes) -> None:
+        self.offset = time.time_ns() - perf_counter_ns()
+        sent = 0
+        try:
+            sent = self.sock.send(data)
+        except BlockingIOError:
+            pass
+        except OSError as exc:
+            return self._lose(exc)
+        if sent < len(data):                  # a request larger than the socket buffer: rare, brief
+            self.sock.setblocking(True)
+            try:
+                self.sock.sendall(data[sent:])
+            finally:
+                self.sock.setblocking(False)
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        if not self.lost:
+            self.lost = True
+            self.loop.remove_reader(self.sock)
+            self.sock.close()
+
+
 class Connection:
     """One keep-alive connection; requests on it are strictly one after another."""
 
@@ -180,9 +257,16 @@ class Connection:
     def close(self) -> None:
         if self.protocol.transport is not None:
             self.protocol.transport.close()
+        self.protocol.lost = True
 
     async def send(self, request: bytes, timeout_s: float) -> RawResponse:
-        """Write the prepared request; the clock starts once the kernel has all of it."""
+        """Write the prepared request; the clock starts once the kernel has all of it.
+
+        A request the kernel takes in one send() is stamped just before that call: the send
+        wakes the server, which on a busy machine may run before this process takes a stamp
+        after it, and that preemption is then charged to nobody. A larger request is stamped
+        when the transport's buffer has drained.
+        """
         loop = asyncio.get_running_loop()
         raw, done = RawResponse(), loop.create_future()
         if self.protocol.lost:
@@ -190,10 +274,12 @@ class Connection:
             return raw
         self.protocol.parser = _ResponseParser(raw, done)
         transport = self.protocol.transport
+        before = perf_counter_ns()
         transport.write(request)
+        raw.t_written_ns = before
         while transport.get_write_buffer_size():        # only for a request larger than the socket buffer
             await asyncio.sleep(0)
-        raw.t_written_ns = perf_counter_ns()
+            raw.t_written_ns = perf_counter_ns()
         try:
             await asyncio.wait_for(done, timeout_s)
         except asyncio.TimeoutError:
@@ -202,8 +288,23 @@ class Connection:
         self.used = True
         if not raw.keep_alive or raw.error:
             self.close()
-            self.protocol.lost = True
         return raw
+
+
+async def _connect_plain(loop, host: str, port: int) -> socket.socket:
+    error = None
+    for family, kind, proto, _, address in await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        sock = socket.socket(family, kind, proto)
+        sock.setblocking(False)
+        try:
+            await loop.sock_connect(sock, address)
+        except OSError as exc:
+            sock.close()
+            error = exc
+            continue
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+    raise error or OSError(f"cannot resolve {host}")
 
 
 class Pool:
@@ -216,6 +317,9 @@ class Pool:
 
     async def _open(self) -> Connection:
         loop = asyncio.get_running_loop()
+        if self.ssl is None:
+            sock = await _connect_plain(loop, self.endpoint.host, self.endpoint.port)
+            return Connection(_StampedSocket(sock))
         _, protocol = await loop.create_connection(_Protocol, self.endpoint.host, self.endpoint.port, ssl=self.ssl)
         return Connection(protocol)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -43,7 +44,10 @@ def parse_levels(text: str) -> tuple:
 @click.option("--json", "as_json", is_flag=True, help="print the results document")
 def speed(base_url, model, levels, max_tokens, requests_per_level, floor, hardware, results_dir, timeout_s,
           api_key_env, as_json):
-    """Measure serving speed and capacity of an OpenAI-compatible endpoint (see docs/speed.md)."""
+    """Measure serving speed and capacity of an OpenAI-compatible endpoint (see docs/speed.md).
+
+    Exit 1 when no request of any level produced exactly the asked tokens (nothing measured).
+    """
     from sb.speed import chart, results
     from sb.speed.client import Endpoint
     from sb.speed.loadgen import Plan, measure
@@ -60,9 +64,12 @@ def speed(base_url, model, levels, max_tokens, requests_per_level, floor, hardwa
     path = results.write(results_dir, doc)
     chart_path = chart.render(doc, path.with_suffix(".png"))
     if as_json:
-        return click.echo(json.dumps(doc, indent=2))
-    from sb.speed.terminal import print_speed
-    print_speed(results.table(doc), [("results", path), ("chart", chart_path)])
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        from sb.speed.terminal import print_speed
+        print_speed(results.table(doc), [("results", path), ("chart", chart_path)])
+    if results.measured_nothing(doc):
+        sys.exit(1)
 
 
 def _api_key(env_name: str | None):

@@ -77,6 +77,10 @@ def write(results_dir: Path, doc: dict) -> Path:
     return path
 
 
+def measured_nothing(doc: dict) -> bool:
+    return not any(level["valid"] for level in doc["levels"])
+
+
 def is_speed_document(doc) -> bool:
     return isinstance(doc, dict) and doc.get("kind") == "speed" and "speed_schema_version" in doc
 
@@ -145,6 +149,9 @@ def summary_lines(doc: dict) -> list:
         lines.append(f"capacity: {cap['capacity_streams']} stream(s) at >= {cap['floor_tokens_per_s']:g} tokens/s each")
         if cap["explanation"]:
             lines.append(cap["explanation"])
+    errors = [r["error"] for r in doc["requests"] if r["error"]]
+    if errors:
+        lines.append(f"{len(errors)} request(s) failed; the first: {errors[0]}")
     cost = doc["client"]["cpu_ms_per_token"]
     lines.append(f"client CPU: {_num(cost, 4)} ms per streamed token")
     return lines

@@ -5,7 +5,8 @@ a real server. For each chat request it sends a role-only chunk at once, then th
 tokens on an absolute schedule (time to first token, then one token every inter-token
 interval), then the usage report and `[DONE]`. It stamps, with the same system-wide
 monotonic clock the client uses (`perf_counter_ns`, CLOCK_MONOTONIC on Linux), when each
-request was fully read and when each chunk was handed to the kernel; `GET /truth` returns
+request fully arrived (the kernel's receive timestamp, SO_TIMESTAMPNS) and when each chunk
+was handed to the kernel; the schedule runs from that arrival; `GET /truth` returns
 those stamps, so a measurement's error is its difference from what the server really did.
 
 Run it with `python -m sb.speed.scripted --port 0 ...` (it prints `listening PORT`), or
@@ -17,11 +18,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import socket
+import struct
 import subprocess
 import sys
+import time
 import urllib.request
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from time import perf_counter_ns
 
@@ -59,7 +63,61 @@ async def _sleep_until(deadline_ns: int) -> None:
         await asyncio.sleep(delay)
 
 
-async def _stream(script: Script, writer, body: dict, t_read: int) -> None:
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)     # Linux; the kernel stamps each packet's arrival
+
+
+class _Conn:
+    """A loopback connection read with recvmsg, so each read carries the kernel's arrival time.
+
+    The arrival stamp, not the moment this event loop got round to the socket, is when the
+    request was fully read: 32 requests arriving at once would otherwise be stamped one after
+    another, and the server's own queueing would pass for the client's measurement error.
+    """
+
+    def __init__(self, sock: socket.socket, realtime_offset_ns: int):
+        self.sock, self.offset = sock, realtime_offset_ns
+        self.loop = asyncio.get_running_loop()
+
+    async def recv(self) -> tuple:
+        future = self.loop.create_future()
+        self.loop.add_reader(self.sock, self._readable, future)
+        try:
+            return await future
+        finally:
+            self.loop.remove_reader(self.sock)
+
+    def _readable(self, future) -> None:
+        if future.done():
+            return
+        try:
+            data, ancillary, _, _ = self.sock.recvmsg(65536, socket.CMSG_SPACE(16))
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data, ancillary = b"", []
+        stamp = perf_counter_ns()
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
+                seconds, nanoseconds = struct.unpack("qq", payload[:16])
+                stamp = min(stamp, seconds * 1_000_000_000 + nanoseconds - self.offset)
+        future.set_result((data, stamp))
+
+    def write(self, data: bytes) -> None:
+        """Loopback chunks are small: send() takes them whole; the rest is sent blocking, briefly."""
+        sent = 0
+        try:
+            sent = self.sock.send(data)
+        except BlockingIOError:
+            pass
+        if sent < len(data):
+            self.sock.setblocking(True)
+            try:
+                self.sock.sendall(data[sent:])
+            finally:
+                self.sock.setblocking(False)
+
+
+async def _stream(script: Script, conn: _Conn, body: dict, t_read: int) -> None:
     number = script.served
     script.served += 1
     rid = f"chatcmpl-{number}"
@@ -67,7 +125,7 @@ async def _stream(script: Script, writer, body: dict, t_read: int) -> None:
     tokens = max_tokens - 1 if number in script.short else max_tokens
     ttft = script.first_ttft_s if number == 0 and script.first_ttft_s is not None else script.ttft_s
     head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-    writer.write(head + _event(_delta(rid, script.model, {"role": "assistant", "content": ""})))
+    conn.write(head + _event(_delta(rid, script.model, {"role": "assistant", "content": ""})))
     truth = {"id": rid, "number": number, "read_ns": t_read, "role_ns": perf_counter_ns(), "sent_ns": [],
              "tokens": tokens}
     script.truth[rid] = truth
@@ -77,9 +135,8 @@ async def _stream(script: Script, writer, body: dict, t_read: int) -> None:
     try:
         for _ in range(tokens):
             await _sleep_until(deadline)
-            writer.write(token)
-            truth["sent_ns"].append(perf_counter_ns())
-            await writer.drain()
+            truth["sent_ns"].append(perf_counter_ns())        # stamped before the send, as the client does
+            conn.write(token)
             deadline += round((script.itl_s + script.itl_per_stream_s * (script.active - 1)) * 1e9)
     finally:
         script.active -= 1
@@ -88,9 +145,8 @@ async def _stream(script: Script, writer, body: dict, t_read: int) -> None:
     if script.usage:
         tail += _event({"id": rid, "object": "chat.completion.chunk", "created": 0, "model": script.model,
                         "choices": [], "usage": usage})
-    writer.write(tail + _event(b"[DONE]") + b"0\r\n\r\n")
     truth["end_ns"] = perf_counter_ns()
-    await writer.drain()
+    conn.write(tail + _event(b"[DONE]") + b"0\r\n\r\n")
 
 
 def _json_response(obj) -> bytes:
@@ -99,37 +155,70 @@ def _json_response(obj) -> bytes:
             .encode() + payload)
 
 
-async def _serve_connection(script: Script, reader, writer) -> None:
+def _split_request(buffer: bytes):
+    """(method, path, body, rest) once a whole request is in `buffer`, else None."""
+    end = buffer.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    lines = buffer[:end].decode("latin-1").split("\r\n")
+    method, path = lines[0].split(" ")[:2]
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+    length = int(headers.get("content-length", 0) or 0)
+    if len(buffer) < end + 4 + length:
+        return None
+    return method, path, buffer[end + 4:end + 4 + length], buffer[end + 4 + length:]
+
+
+async def _serve_connection(script: Script, conn: _Conn) -> None:
+    buffer = b""
     try:
         while True:
-            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-            lines = head.split("\r\n")
-            method, path = lines[0].split(" ")[:2]
-            headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
-            body = await reader.readexactly(int(headers.get("content-length", 0) or 0))
-            t_read = perf_counter_ns()
-            if method == "GET" and path == "/truth":
-                writer.write(_json_response(list(script.truth.values())))
-            elif method == "GET" and path.endswith("/models"):
-                writer.write(_json_response({"object": "list", "data": [{"id": script.model, "object": "model"}]}))
-            else:
-                await _stream(script, writer, json.loads(body or b"{}"), t_read)
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError):
+            data, arrived = await conn.recv()
+            if not data:
+                return
+            buffer += data
+            while (request := _split_request(buffer)) is not None:
+                method, path, body, buffer = request
+                if method == "GET" and path == "/truth":
+                    conn.write(_json_response(list(script.truth.values())))
+                elif method == "GET" and path.endswith("/models"):
+                    conn.write(_json_response({"object": "list", "data": [{"id": script.model, "object": "model"}]}))
+                else:
+                    await _stream(script, conn, json.loads(body or b"{}"), arrived)
+    except ConnectionError:
         pass
     finally:
-        writer.close()
+        conn.sock.close()
 
 
 async def serve(script: Script, port: int, lifetime_s: float) -> None:
-    server = await asyncio.start_server(lambda r, w: _serve_connection(script, r, w), "127.0.0.1", port,
-                                        backlog=256)
-    print(f"listening {server.sockets[0].getsockname()[1]}", flush=True)
-    async with server:
-        try:
-            await asyncio.wait_for(server.serve_forever(), lifetime_s)
-        except asyncio.TimeoutError:
-            pass
+    loop = asyncio.get_running_loop()
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(256)
+    listener.setblocking(False)
+    offset = time.time_ns() - perf_counter_ns()
+    print(f"listening {listener.getsockname()[1]}", flush=True)
+    tasks = set()
+
+    async def accept_forever() -> None:
+        while True:
+            sock, _ = await loop.sock_accept(listener)
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with contextlib.suppress(OSError):       # not Linux: arrival stamped in the loop
+                sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            task = asyncio.create_task(_serve_connection(script, _Conn(sock, offset)))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    try:
+        await asyncio.wait_for(accept_forever(), lifetime_s)
+    except asyncio.TimeoutError:
+        pass
+    finally:
+        listener.close()
 
 
 def main(argv=None) -> None:
@@ -166,7 +255,7 @@ class ScriptedServer:
             return {t["id"]: t for t in json.load(response)}
 
 
-@contextmanager
+@contextlib.contextmanager
 def scripted_server(ttft_ms=50.0, itl_ms=5.0, first_ttft_ms=None, short=(), usage=True, model="scripted-model",
                     itl_per_stream_ms=0.0, lifetime_s=900.0):
     """Start the scripted server in its own process on a free loopback port; stop it at the end."""
