@@ -117,20 +117,23 @@ def _expected(spec: dict, where: str) -> str:
     return expected
 
 
-def read_tree(folder: Traversable, prefix: str = "") -> FileSet:
-    """Every file under `folder` as {relative posix path: bytes}, caches skipped."""
-    files: FileSet = {}
+def walk_tree(folder: Traversable, prefix: str = ""):
+    """(relative posix path, entry) for every file under `folder`, caches skipped."""
     if not folder.is_dir():
-        return files
+        return
     for entry in folder.iterdir():
         if entry.name in SKIPPED_NAMES or entry.name.endswith(".pyc"):
             continue
         path = f"{prefix}{entry.name}"
         if entry.is_dir():
-            files.update(read_tree(entry, path + "/"))
+            yield from walk_tree(entry, path + "/")
         else:
-            files[path] = entry.read_bytes()
-    return files
+            yield path, entry
+
+
+def read_tree(folder: Traversable) -> FileSet:
+    """Every file under `folder` as {relative posix path: bytes}."""
+    return {path: entry.read_bytes() for path, entry in walk_tree(folder)}
 
 
 def load_packaged_task(package: str) -> Task:
@@ -159,16 +162,8 @@ def _check_layout(task: Task) -> None:
         raise TaskError(f"{pkg}/hidden_tests: no test_*.py file")
 
 
-def tree_names(folder: Traversable, prefix: str = "") -> set:
-    names: set = set()
-    if not folder.is_dir():
-        return names
-    for entry in folder.iterdir():
-        if entry.name in SKIPPED_NAMES or entry.name.endswith(".pyc"):
-            continue
-        path = f"{prefix}{entry.name}"
-        names |= tree_names(entry, path + "/") if entry.is_dir() else {path}
-    return names
+def tree_names(folder: Traversable) -> set:
+    return {path for path, _ in walk_tree(folder)}
 
 
 
