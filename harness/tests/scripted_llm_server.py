@@ -4,6 +4,12 @@ Chat Completions API, streaming (SSE) and not, for the real SDKs to talk to in t
 A script is a list of steps, one consumed per request; the last step repeats, so
 `[Failure(500)]` is a 500 every time and `[Failure(429), Scripted(...)]` is a 429 then
 success. Every request is recorded (path, headers, JSON body) for assertions.
+
+A tool-loop turn is a step with `calls` (`Call(name, arguments)`): `tool_use` blocks in the
+Messages API, `tool_calls` in Chat Completions, streamed as the APIs stream them (the
+arguments' JSON in fragments). `arguments` given as a str is sent exactly as written, so a
+test can make a model send broken JSON. Like the real APIs, the server answers 400 when a
+request's tool results do not answer exactly the calls of the assistant turn before them.
 """
 
 from __future__ import annotations
@@ -11,8 +17,17 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Call:
+    """One tool call of a scripted turn; a str `arguments` is sent as is (broken JSON)."""
+
+    name: str
+    arguments: object
+    id: str | None = None       # default: unique per request, as the APIs' ids are
 
 
 @dataclass
@@ -31,6 +46,7 @@ class Scripted:
     cache_write: int = 0
     reasoning: int = 0
     tool_calls: int = 1            # Messages: how many write_files calls carry the payload
+    calls: list = field(default_factory=list)  # tool-loop turns: Call(name, arguments), in order
     stall_after_first_event_s: float = 0.0   # streaming: headers and one event, then silence
 
 
@@ -80,7 +96,11 @@ class ScriptedServer:
 
     def next_step(self, recorded: Recorded):
         self.requests.append(recorded)
-        return self.steps.pop(0) if len(self.steps) > 1 else self.steps[0]
+        step = self.steps.pop(0) if len(self.steps) > 1 else self.steps[0]
+        if isinstance(step, Scripted) and step.calls:
+            n = len(self.requests)
+            step = replace(step, calls=[replace(c, id=c.id or f"call_{n}_{i}") for i, c in enumerate(step.calls)])
+        return step
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -93,6 +113,9 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
         step = self.owner.next_step(Recorded(self.path, dict(self.headers), body))
         messages = self.path.endswith("/messages")
+        problem = tool_protocol_error(body.get("messages") or [], messages)
+        if problem:
+            return self._failure(Failure(400, problem, retry_after_ms=None), messages)
         if isinstance(step, Stall):
             time.sleep(step.seconds)
             return self._quietly(self._json, 504, {"error": "stalled"})
@@ -147,6 +170,35 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
 
+def tool_protocol_error(history: list, messages_api: bool) -> str:
+    """What a real API rejects in a tool loop's history: results that do not answer, in one
+    go and by id, every call of the assistant turn just before them ('' when none)."""
+    for index, message in enumerate(history[:-1]):
+        if message.get("role") != "assistant":
+            continue
+        blocks = [b for b in message.get("content") or [] if isinstance(b, dict)] if messages_api else []
+        calls = ([b.get("id") for b in blocks if b.get("type") == "tool_use"] if messages_api
+                 else [c["id"] for c in message.get("tool_calls") or []])
+        answered = _answered(history[index + 1:], messages_api)
+        if calls and sorted(answered) != sorted(calls):
+            return f"tool results {answered} do not answer the calls {calls}"
+    return ""
+
+
+def _answered(after: list, messages_api: bool) -> list:
+    """The call ids answered right after an assistant turn: one user message of tool_result
+    blocks (Messages), or the run of role tool messages (Chat Completions)."""
+    if messages_api:
+        content = after[0].get("content") if after[0].get("role") == "user" else None
+        return [b.get("tool_use_id") for b in content or [] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    answered = []
+    for message in after:
+        if message.get("role") != "tool":
+            break
+        answered.append(message.get("tool_call_id"))
+    return answered
+
+
 # -- Messages API ---------------------------------------------------------------------------
 
 def _blocks(step: Scripted) -> list:
@@ -158,6 +210,7 @@ def _blocks(step: Scripted) -> list:
     if step.payload is not None:
         blocks += [{"type": "tool_use", "id": f"toolu_{i}", "name": "write_files", "input": step.payload}
                    for i in range(step.tool_calls)]
+    blocks += [{"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments} for call in step.calls]
     return blocks
 
 
@@ -210,7 +263,7 @@ def _block_events(index: int, block: dict) -> list:
         empty, deltas = {"type": "text", "text": ""}, [
             {"type": "text_delta", "text": text[:len(text) // 2]}, {"type": "text_delta", "text": text[len(text) // 2:]}]
     else:
-        raw = json.dumps(block["input"])
+        raw = block["input"] if isinstance(block["input"], str) else json.dumps(block["input"])
         empty = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         deltas = [{"type": "input_json_delta", "partial_json": raw[:len(raw) // 2]},
                   {"type": "input_json_delta", "partial_json": raw[len(raw) // 2:]}]
@@ -232,7 +285,16 @@ def _chat_content(step: Scripted):
 
 
 def _finish_reason(step: Scripted) -> str:
+    if step.stop == "end" and step.calls:
+        return "tool_calls"
     return {"max_tokens": "length", "refusal": "stop"}.get(step.stop, "stop")
+
+
+def _chat_tool_calls(step: Scripted) -> list:
+    def raw(arguments) -> str:
+        return arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return [{"id": call.id, "type": "function", "function": {"name": call.name, "arguments": raw(call.arguments)}}
+            for call in step.calls]
 
 
 def _chat_usage(step: Scripted) -> dict:
@@ -244,9 +306,11 @@ def _chat_usage(step: Scripted) -> dict:
 
 def chat_completion(step: Scripted, model: str) -> dict:
     refusal = (step.text or "I can't help with that.") if step.stop == "refusal" else None
+    message = {"role": "assistant", "content": _chat_content(step) or None, "refusal": refusal}
+    if step.calls:
+        message["tool_calls"] = _chat_tool_calls(step)
     return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 1, "model": model,
-            "choices": [{"index": 0, "finish_reason": _finish_reason(step), "logprobs": None,
-                         "message": {"role": "assistant", "content": _chat_content(step), "refusal": refusal}}],
+            "choices": [{"index": 0, "finish_reason": _finish_reason(step), "logprobs": None, "message": message}],
             "usage": _chat_usage(step)}
 
 
@@ -261,6 +325,13 @@ def chat_chunks(step: Scripted, model: str, include_usage: bool) -> list:
         chunks.append(chunk({"refusal": step.text or "I can't help with that."}))
     else:
         chunks += [chunk({"content": content[:len(content) // 2]}), chunk({"content": content[len(content) // 2:]})]
+    for index, call in enumerate(_chat_tool_calls(step)):
+        raw = call["function"]["arguments"]
+        head = {"index": index, "id": call["id"], "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": ""}}
+        chunks += [chunk({"tool_calls": [head]})] + [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+            for part in (raw[:len(raw) // 2], raw[len(raw) // 2:])]
     chunks.append(chunk({}, _finish_reason(step)))
     if include_usage:
         chunks.append(chunk(None, usage=_chat_usage(step)))

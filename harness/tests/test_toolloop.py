@@ -76,3 +76,64 @@ def test_an_adapter_without_tool_support_is_adapter_error(tmp_path, plain_sandbo
     sweep = Sweep([load_tasks()["tools"]], FilesOnly(), "m", plain_sandbox, results_dir=tmp_path)
     ((doc, _),) = run_draws(sweep)
     assert doc["tasks"][0]["status"] == "adapter_error"
+
+
+class Failing(Scripted):
+    """A session whose API fails on the turn after its script runs out."""
+
+    provider = "anthropic"
+    transport_retries = 0
+
+    def step(self, results):
+        if not self.turns:
+            from sb.toolloop import SessionError
+            self.transport_retries += 3
+            raise SessionError("HTTP 500 from the API: boom (4 request(s), 3 retried)")
+        return super().step(results)
+
+
+def test_an_api_error_mid_loop_is_adapter_error_with_usage_cost_and_retries_so_far(tmp_path):
+    from datetime import date
+    from sb.models import prices
+    task = load_tasks()["tools"]
+    adapter = ScriptAdapter([])
+    adapter.session = Failing([ModelTurn(calls=[ToolCall("c1", "list_warehouses", {"region": "north"})],
+                                         usage={"input": 1000, "output": 50}, model="claude-haiku-4-5-20251001")])
+    attempt = drive_tool_loop(adapter, "claude-haiku-4-5", task, tmp_path, ModelOptions())
+    assert attempt.status == Status.ADAPTER_ERROR and attempt.detail.startswith("turn 2: HTTP 500")
+    assert attempt.usage == {"input": 1000, "output": 50} and attempt.transport_retries == 3
+    assert attempt.model_answered == "claude-haiku-4-5-20251001"
+    assert (attempt.usd_cost, attempt.price) == prices.cost("anthropic", "claude-haiku-4-5-20251001", attempt.usage,
+                                                            date.today())
+    transcript = json.loads((tmp_path / "transcript.json").read_text())
+    assert transcript["ended"] == "adapter_error" and len(transcript["turns"]) == 1
+
+
+def test_an_api_session_naming_another_model_ends_the_loop(tmp_path):
+    task = load_tasks()["tools"]
+    adapter = ScriptAdapter([])
+    adapter.session = Failing([ModelTurn(text="ANSWER: 1.00", usage={"input": 5, "output": 1}, model="other-model")])
+    attempt = drive_tool_loop(adapter, "claude-haiku-4-5", task, tmp_path, ModelOptions())
+    assert attempt.status == Status.ADAPTER_ERROR and "'other-model'" in attempt.detail
+    assert attempt.usage == {"input": 5, "output": 1} and attempt.price == "unpriced"
+
+
+def test_a_crashing_session_is_adapter_error_not_a_dead_sweep(tmp_path):
+    class Crashing:
+        def step(self, results):
+            raise KeyError("choices")
+
+    task = load_tasks()["tools"]
+    adapter = ScriptAdapter([])
+    adapter.session = Crashing()
+    attempt = drive_tool_loop(adapter, "m", task, tmp_path, ModelOptions())
+    assert attempt.status == Status.ADAPTER_ERROR and attempt.detail == "turn 1: KeyError: 'choices'"
+    assert (tmp_path / "transcript.json").exists()
+
+
+def test_the_cmd_adapter_cannot_drive_a_tool_loop(tmp_path, plain_sandbox):
+    from sb.models.cmd import CommandAdapter
+    sweep = Sweep([load_tasks()["tools"]], CommandAdapter(), "true", plain_sandbox, results_dir=tmp_path)
+    ((doc, _),) = run_draws(sweep)
+    entry = doc["tasks"][0]
+    assert (entry["status"], entry["detail"]) == ("adapter_error", "adapter 'cmd' cannot drive tool loops")

@@ -6,6 +6,12 @@ with the task's own implementations, hands the results back, and stops at a fina
 answer or at the bound. The transcript it writes (`transcript.json`) is the harness's own
 record of every call, its arguments, every result and the final answer; the hidden tests
 grade that file. The model never writes files in this kind.
+
+The accounting is `solve`'s, over every turn: tokens summed, cost from the dated price
+table for the model that answered, transport retries, and no fallback (a turn answered by
+another model ends the loop as adapter_error). An API error mid-loop ends it as
+adapter_error too, with what the turns before it cost still recorded: a sweep never dies
+of one conversation, and a failed loop is never free.
 """
 
 from __future__ import annotations
@@ -13,9 +19,12 @@ from __future__ import annotations
 import importlib
 import json
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from pathlib import Path
 
+from sb.models import prices
 from sb.models.base import Attempt
+from sb.models.exchange import same_model
 from sb.outcome import Status
 
 TRANSCRIPT = "transcript.json"
@@ -25,7 +34,7 @@ TRANSCRIPT = "transcript.json"
 class ToolCall:
     id: str
     name: str
-    arguments: object  # a dict when the model sent valid JSON, else the raw text
+    arguments: object  # a dict when the model sent a valid JSON object, else the raw text as sent
 
 
 @dataclass
@@ -37,6 +46,32 @@ class ModelTurn:
     usage: dict | None = None
     stop: str = ""           # the API's stop reason, recorded as given
     truncated: bool = False
+    model: str | None = None  # the model that answered this turn, as the API named it
+
+
+class SessionError(Exception):
+    """A turn that cannot go on: the API failed (after its bounded retries), refused, or sent
+    nothing. The message is the adapter_error's detail; `usage` and `model` are what that
+    turn reported, if anything, so a rejected turn is still paid for."""
+
+    def __init__(self, detail: str, usage: dict | None = None, model: str | None = None):
+        super().__init__(detail)
+        self.usage, self.model = usage, model
+
+
+def parse_arguments(raw) -> object:
+    """A call's arguments as the loop records them: the object when the model sent a valid JSON
+    object, else exactly what it sent (broken JSON, a string, a list), never repaired: an
+    invalid call must stay visible to the grader."""
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        return json.dumps(raw)
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return raw
+    return parsed if isinstance(parsed, dict) else raw
 
 
 def load_toolbox(task):
@@ -47,26 +82,75 @@ def load_toolbox(task):
 def drive_tool_loop(adapter, model: str, task, workdir: Path, options) -> Attempt:
     """Run the conversation to a final answer or the bound; always leave a transcript."""
     toolbox = load_toolbox(task)
-    session = adapter.tool_session(model, task, toolbox.TOOLS, options)
     transcript = {"tools": [t["name"] for t in toolbox.TOOLS], "max_turns": toolbox.MAX_TURNS,
                   "turns": [], "final_answer": None, "ended": "max_turns"}
-    attempt = Attempt(model_answered=getattr(session, "model_answered", None))
+    attempt, session = Attempt(), None
+    try:
+        session = adapter.tool_session(model, task, toolbox.TOOLS, options)
+        attempt.model_answered = getattr(session, "model_answered", None)
+        _converse(session, model, toolbox, transcript, attempt)
+    except SessionError as exc:
+        _add_usage(attempt, exc.usage)
+        attempt.model_answered = exc.model or attempt.model_answered
+        mismatch = _model_problem(session, model, exc.model) if exc.model is not None else ""
+        _end_in_error(attempt, transcript, mismatch or str(exc), started=session is not None)
+    except Exception as exc:  # an adapter bug mid-loop is that task's adapter_error, its usage kept
+        _end_in_error(attempt, transcript, f"{type(exc).__name__}: {exc}", started=session is not None)
+    finally:
+        _account(attempt, adapter, session, model)
+        (Path(workdir) / TRANSCRIPT).write_text(json.dumps(transcript, indent=2) + "\n", encoding="utf-8")
+    return attempt
+
+
+def _converse(session, model: str, toolbox, transcript: dict, attempt: Attempt) -> None:
     results: list = []
     for _ in range(toolbox.MAX_TURNS):
         turn = session.step(results)
         _add_usage(attempt, turn.usage)
+        attempt.model_answered = turn.model or getattr(session, "model_answered", None) or attempt.model_answered
+        problem = _model_problem(session, model, turn.model)
+        if problem:  # another model's turn is not the record of the model asked: not transcribed
+            raise SessionError(problem)
         transcript["turns"].append({"text": turn.text, "calls": [asdict(c) for c in turn.calls], "results": []})
         if turn.truncated:
-            attempt.status, attempt.detail, transcript["ended"] = Status.TRUNCATED, "cut off at the output limit", "truncated"
-            break
+            stop = f" ({turn.stop})" if turn.stop else ""
+            attempt.status = Status.TRUNCATED
+            attempt.detail = f"turn {len(transcript['turns'])}: cut off at the output limit{stop}"
+            transcript["ended"] = "truncated"
+            return
         if not turn.calls:
             transcript["final_answer"], transcript["ended"] = turn.text, "answer"
-            break
+            return
         results = [(call.id, _execute(toolbox, call)) for call in turn.calls]
         transcript["turns"][-1]["results"] = [r for _, r in results]
-    attempt.model_answered = getattr(session, "model_answered", attempt.model_answered)
-    (Path(workdir) / TRANSCRIPT).write_text(json.dumps(transcript, indent=2) + "\n", encoding="utf-8")
-    return attempt
+
+
+def _model_problem(session, asked: str, answered: str | None) -> str:
+    """No fallback: an API session (one with a provider) must name the model asked, or its
+    dated snapshot, on every turn; other sessions are checked when they name one."""
+    if answered is None and not getattr(session, "provider", None):
+        return ""
+    if same_model(asked, answered):
+        return ""
+    return f"asked for model {asked!r}, answered by {answered!r} (no fallback accepted)"
+
+
+def _end_in_error(attempt: Attempt, transcript: dict, detail: str, started: bool) -> None:
+    """The detail names the turn that failed (never transcribed), once the conversation began."""
+    if started:
+        detail = f"turn {len(transcript['turns']) + 1}: {detail}"
+    attempt.status, attempt.detail = Status.ADAPTER_ERROR, detail
+    transcript["ended"], transcript["error"] = "adapter_error", attempt.detail
+
+
+def _account(attempt: Attempt, adapter, session, model: str) -> None:
+    """Transport retries of every turn, and the cost of the summed tokens at the dated price of
+    the model that answered: the same derivation check_cost repeats from the results file."""
+    attempt.transport_retries = int(getattr(session, "transport_retries", 0) or 0)
+    provider = getattr(session, "provider", None) or getattr(adapter, "provider", None)
+    if provider and attempt.usage:
+        attempt.usd_cost, attempt.price = prices.cost(provider, attempt.model_answered or model, attempt.usage,
+                                                      date.today())
 
 
 def _execute(toolbox, call: ToolCall) -> str:

@@ -1,6 +1,6 @@
 """The base of the adapters over an official SDK (`anthropic`, `openai`): one request per
-task, the SDK's own bounded retries counted and recorded, transport failures mapped to
-one-line adapter_errors. The SDK is imported only here, when a task is solved, so
+task (a tool loop: one per turn, through `tool_session`), the SDK's own bounded retries
+counted and recorded, transport failures mapped to one-line adapter_errors. The SDK is imported only here, when a task is solved, so
 `sb list` and `sb --help` never pay for it; a missing one is the one-line error naming
 the pip extra that provides it.
 """
@@ -20,6 +20,7 @@ from sb.errors import SbError
 from sb.models.base import Attempt, ModelAdapter, ModelOptions
 from sb.models.exchange import Reply, ReplyError, check_kind, conclude, settings_error
 from sb.outcome import Status
+from sb.toolloop import SessionError
 
 
 def require_sdk(module: str, extra: str):
@@ -137,6 +138,47 @@ class SdkAdapter(ModelAdapter):
     @abstractmethod
     def ask(self, client, model: str, task, settings: dict) -> Reply:
         """Send the one request and reduce the response to a Reply."""
+
+    def tool_session(self, model: str, task, tools: list, options: ModelOptions) -> "ToolSession":
+        """A tool_loop conversation through the API's native tool interface (sb.toolloop drives it)."""
+        sdk = require_sdk(self.sdk_module, self.extra)
+        try:
+            settings_error(self.name, options.settings, self.supported_settings)
+            client = self.client(sdk, options, RequestCounter())
+        except ReplyError as exc:
+            raise SessionError(str(exc)) from None
+        return ToolSession(self, sdk, client, self.conversation(model, task, tools, options.settings), options)
+
+    def conversation(self, model: str, task, tools: list, settings: dict):
+        """The provider's history of one tool loop: `step(client, results) -> ModelTurn`."""
+        raise NotImplementedError(f"the {self.name} adapter has no tool conversation")
+
+
+class ToolSession:
+    """One tool-loop conversation over an SDK: a request per turn, each turn's SDK retries
+    counted into `transport_retries`, a transport failure turned into the loop's SessionError
+    (whose message carries no key) so the loop ends as adapter_error with its usage so far."""
+
+    def __init__(self, adapter: SdkAdapter, sdk, client, conversation, options: ModelOptions):
+        self.adapter, self.sdk, self.client = adapter, sdk, client
+        self.conversation, self.options = conversation, options
+        self.provider = adapter.provider
+        self.model_answered: str | None = None
+        self.transport_retries = 0
+
+    def step(self, results: list):
+        counter = RequestCounter()
+        self.adapter._current.counter = counter  # the shared pool counts into this turn, on this thread
+        try:
+            turn = self.conversation.step(self.client, results)
+        except Exception as exc:
+            if not (isinstance(exc, self.sdk.APIError) or broken_stream(exc)):
+                raise
+            raise SessionError(transport_detail(self.sdk, exc, self.options, counter)) from None
+        finally:
+            self.transport_retries += counter.retries
+        self.model_answered = turn.model or self.model_answered
+        return turn
 
 
 def broken_stream(exc: Exception) -> bool:
