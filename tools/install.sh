@@ -30,7 +30,9 @@ PYTHON=${PYTHON:-python3}
 pip() { .venv/bin/python -m pip "$@"; }
 pip install -q --disable-pip-version-check torch==2.13.0
 pip install -q --disable-pip-version-check hatchling editables 'triton==3.9.0'
-pip install -q --disable-pip-version-check 'jsonschema==4.26.0' 'matplotlib==3.11.2' 'httpx==0.28.1'
+# matplotlib from its official wheel only: the committed chart is byte-checked, and a source
+# build links another FreeType, which places glyphs differently.
+pip install -q --disable-pip-version-check --only-binary=matplotlib 'jsonschema==4.26.0' 'matplotlib==3.11.2' 'httpx==0.28.1'
 extras="report,speed"
 if [ $dev = 1 ]; then
   # Pinned so that CI and a laptop test alike. llama-cpp-python compiles llama.cpp (a few
