@@ -38,7 +38,10 @@ def test_sb_speed_against_llama_cpp_server(llama_base_url, tmp_path):
         for figure in ("ttft_s", "itl_s", "e2e_s"):
             assert all(level[figure][q] > 0 for q in ("median", "p90", "p99")), (figure, level[figure])
         assert level["per_stream_tokens_per_s"] > 0 and level["aggregate_tokens_per_s"] > 0
-        assert level["achieved_concurrency"] == pytest.approx(level["concurrency"], rel=0.25)
+        # How long the streams overlap is the server's scheduling (one request at a time on one
+        # thread here), not the client's measurement, which test_speed.py asserts to 1% against
+        # the scripted server: here the figure must only exist and be possible.
+        assert 0 < level["achieved_concurrency"] <= level["concurrency"] * 1.01
     assert doc["single_stream"]["tokens_per_s"] > 0 and doc["capacity"]["capacity_streams"] is not None
     assert doc["capacity"]["peak_aggregate_over_floor"] > 0
     assert (tmp_path / doc["chart"]).read_bytes()[:4] == b"\x89PNG"
