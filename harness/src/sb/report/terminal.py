@@ -143,16 +143,18 @@ def print_run_table(doc: dict) -> None:
     for e in doc["tasks"]:
         c = e.get("counts") or {}
         tests = f"{c.get('passed', 0)}/{c.get('passed', 0) + c.get('failed', 0) + c.get('missing', 0)}" if c else "-"
-        table.add_row(e["slug"], e["category"], e["tier"], e["difficulty"], _entry_result(e).split(" (")[0],
+        result = {"passed": "pass", "failed": "fail"}.get(e["status"], e["status"])
+        table.add_row(e["slug"], e["category"], e["tier"], e["difficulty"], result,
                       f"{e['duration_s']:.1f}s", tests)
     out = console()
     out.print(table)
-    for tier, summary in doc["pass_rate_by_tier"].items():
+    tiers = sorted(doc["pass_rate_by_tier"].items(), key=lambda item: item[0] != doc["headline_tier"])
+    for tier, summary in tiers:
         tag = " · headline" if tier == doc["headline_tier"] else " · beside the headline, never in it"
         out.print(f"{tier} {format_rate(summary)}{tag}")
-    suites = doc.get("pass_rate_by_suite") or {}
-    if len(suites) > 1:
-        out.print("  " + " · ".join(f"{suite} {format_rate(summary)}" for suite, summary in suites.items()))
+        suites = doc.get("pass_rate_by_suite") or {}
+        if tier == doc["headline_tier"] and len(suites) > 1:
+            out.print("  " + " · ".join(f"{suite} {format_rate(summary)}" for suite, summary in suites.items()))
     if doc["headline_tier"] not in doc["pass_rate_by_tier"]:
         out.print(f"{doc['headline_tier']} not measured (no {doc['headline_tier']} task in this run) · headline")
     cost = _run_cost(doc)
