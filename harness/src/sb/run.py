@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sb import results
+from sb.errors import SbError
 from sb.grading import grade, precheck, write_files
 from sb.models.base import Attempt, ModelOptions
 from sb.outcome import Outcome, Status
@@ -66,16 +67,16 @@ def _group_id(sweep: Sweep, resume: bool) -> str:
 
 
 def find_unfinished(sweep: Sweep) -> list:
-    """Results documents of this sweep's key that some draw has not completed, newest first."""
+    """Results documents of this sweep's key that did not complete, newest first."""
     found = []
     for path in sorted(Path(sweep.results_dir).glob(f"*-{sweep.key}-d*.json"), reverse=True):
         try:
             doc = results.load(path)
-        except Exception:
-            continue
-        found.append(doc)
-    groups = [d for d in found if not d.get("complete")]
-    return groups or []
+        except SbError:
+            continue  # an unreadable file is not a sweep to resume
+        if not doc.get("complete"):
+            found.append(doc)
+    return found
 
 
 def run_sweep(sweep: Sweep, draw: int = 1, on_task=None, resume: bool = False) -> tuple[dict, Path]:

@@ -9,6 +9,7 @@ import os
 import resource
 import signal
 import subprocess
+import tempfile
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -92,7 +93,7 @@ def limits_preexec(job: Job):
 def run_process(argv: list, job: Job, isolation: str, preexec=None) -> Completed:
     """Start `argv` in its own session, kill the whole group at the limit, keep the output tail."""
     start = time.monotonic()
-    with open(os.devnull, "rb") as stdin, _output_file() as out:
+    with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(argv, cwd=job.cwd, env=job.env, stdin=stdin, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True, pass_fds=job.pass_fds, preexec_fn=preexec)
         for fd in job.pass_fds:
@@ -105,11 +106,6 @@ def run_process(argv: list, job: Job, isolation: str, preexec=None) -> Completed
         out.seek(max(0, size - OUTPUT_TAIL_BYTES))
         output = out.read().decode("utf-8", "replace")
     return Completed(None if timed_out else returncode, timed_out, duration, output, isolation, stragglers, cpu_rate)
-
-
-def _output_file():
-    import tempfile
-    return tempfile.TemporaryFile()
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float):
