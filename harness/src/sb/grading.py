@@ -1,15 +1,17 @@
 """grade(task, files) -> Outcome: the grading contract of docs/architecture.md.
 
-A fresh directory holds only the declared files; the hidden tests are laid beside it
-afterwards; the harness's runner executes pytest in a sandbox and reports every test
-phase through a pipe. The verdict comes from that record compared with the test ids the
-reference produced, never from pytest's exit code.
+A fresh directory holds only the declared files. Two processes grade them, each in its
+own sandbox: the *judge* runs the hidden tests (it alone sees them, their oracles and
+every expected value) and reports every test phase through a pipe; the solution's
+*worker* imports the solution and answers the judge over a data-only wire (sb._wire).
+The verdict comes from the judge's record compared with the test ids the reference
+produced, never from an exit code, and nothing the worker does can write that record.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
+import socket
 import sys
 import tempfile
 import threading
@@ -20,7 +22,9 @@ from importlib.util import find_spec
 from pathlib import Path
 
 from sb.outcome import Outcome, Status
+from sb.hardware import accelerator_devices
 from sb.sandbox.base import Job, Sandbox
+from sb.sandbox.view import JUDGE_DISTRIBUTIONS, python_view
 from sb.task import FileSet, Task
 
 ALLOWED_EXCEPTIONS_FOR_STARTER = ("AssertionError", "NotImplementedError", "Failed")
@@ -55,6 +59,8 @@ class Record:
             if self.started:
                 self.tampered.append("two start records")
             self.started = True
+        elif kind == "violation":
+            self.tampered.append(f"the solution's process broke the wire protocol: {event.get('message')}")
         elif kind == "collect_error":
             self.collect_errors.append(f"{event.get('nodeid')}: {event.get('message')}")
         elif kind == "test":
@@ -115,18 +121,100 @@ def grade(task: Task, files: FileSet, sandbox: Sandbox, expected: list | None = 
     return outcome
 
 
+JUDGE_GRACE_S = 10  # the judge outlives the worker's limit by this much, to record what a timeout left
+
+
 def execute(task: Task, solution: FileSet, sandbox: Sandbox):
-    """Lay out a fresh grading directory and run the hidden tests once."""
+    """Lay out a fresh grading directory and run the hidden tests once: the judge and the
+    solution's worker start together, each in its own sandbox, joined by a socket pair."""
     with tempfile.TemporaryDirectory(prefix=f"sb-{task.slug}-") as tmp:
-        root = Path(tmp)
-        layout = _lay_out(root, task, solution)
-        read_fd, write_fd = os.pipe()
+        layout = _lay_out(Path(tmp), task, solution)
+        read_fd, record_fd = os.pipe()
         reader = _RecordReader(read_fd)
-        job = Job(argv=_argv(layout, write_fd, task), cwd=layout["solution"], env=_env(layout),
-                  timeout_s=task.meta.time_limit_s, writable=(layout["solution"], layout["scratch"]),
-                  hidden=_task_folder(task), pass_fds=(write_fd,))
-        completed = sandbox.run(job)
-        return reader.finish(), completed
+        judge_end, worker_end = (s.detach() for s in socket.socketpair())
+        cancel = threading.Event()
+        worker_job = _worker_job(task, layout, worker_end, cancel)
+        judge_job = _judge_job(task, layout, record_fd, judge_end)
+        worker_done: dict = {}
+        thread = threading.Thread(target=lambda: worker_done.update(completed=sandbox.run(worker_job)), daemon=True)
+        thread.start()
+        try:
+            judged = sandbox.run(judge_job)
+        finally:
+            cancel.set()
+            thread.join()
+        return reader.finish(), Judged.of(judged, worker_done.get("completed"))
+
+
+@dataclass
+class Judged:
+    """How the two processes of one grading ended: the judge's Completed, with the
+    worker's limit and stall sampling folded in (the worker is where the solution runs)."""
+
+    judge: object
+    worker: object
+
+    @classmethod
+    def of(cls, judge, worker):
+        return cls(judge, worker)
+
+    @property
+    def timed_out(self) -> bool:
+        return self.judge.timed_out or bool(self.worker and self.worker.timed_out)
+
+    @property
+    def looks_blocked(self) -> bool:
+        return bool(self.worker and self.worker.timed_out and self.worker.looks_blocked)
+
+    @property
+    def cpu_rate_at_limit(self):
+        return self.worker.cpu_rate_at_limit if self.worker else None
+
+    def __getattr__(self, name):
+        return getattr(self.judge, name)
+
+
+def _worker_job(task: Task, layout: dict, fd: int, cancel) -> Job:
+    view = python_view(tuple(task.meta.deps))
+    argv = [sys.executable, *_PY_FLAGS, str(layout["wire"] / "_worker.py"), str(layout["wire"]),
+            str(layout["solution"]), str(fd), ",".join(_preimports(task))]
+    return Job(argv=argv, cwd=layout["solution"], env=_env(layout["wscratch"]), timeout_s=task.meta.time_limit_s,
+               writable=(layout["solution"], layout["wscratch"]), readable=(*view.readable, str(layout["wire"])),
+               masked=view.masked, devices=accelerator_devices(task.meta), pass_fds=(fd,), cancel=cancel)
+
+
+def _judge_job(task: Task, layout: dict, record_fd: int, fd: int) -> Job:
+    view = python_view(tuple(task.meta.deps), JUDGE_DISTRIBUTIONS)
+    argv = [sys.executable, *_PY_FLAGS, str(layout["judge"] / "runner.py"), str(layout["judge"]),
+            str(layout["hidden_tests"]), str(layout["judge"] / "pytest.ini"), str(record_fd), str(fd),
+            str(layout["solution_copy"]), ",".join(solution_modules(task))]
+    readable = (*view.readable, *(str(layout[k]) for k in ("judge", "hidden_tests", "solution_copy")))
+    return Job(argv=argv, cwd=layout["solution_copy"], env=_env(layout["jscratch"]),
+               timeout_s=task.meta.time_limit_s + JUDGE_GRACE_S, writable=(layout["jscratch"],), readable=readable,
+               masked=view.masked, devices=accelerator_devices(task.meta), hidden=_task_folder(task),
+               pass_fds=(record_fd, fd))
+
+
+_PY_FLAGS = ("-s", "-B", "-P")
+WATCHED_PREIMPORTS = ("numpy", "torch")
+
+
+def _preimports(task: Task) -> list:
+    """Imported by the worker while the judge starts; never a package that fixes its mode
+    at first import (triton reads TRITON_INTERPRET then: that choice is the tests')."""
+    return [dep for dep in task.meta.deps if dep in WATCHED_PREIMPORTS]
+
+
+def solution_modules(task: Task) -> list:
+    """Top-level module names the starter declares: the judge serves these from the worker."""
+    names = set()
+    for name in task.starter_files:
+        first = name.split("/")[0]
+        if "/" in name:
+            names.add(first)
+        elif first.endswith(".py"):
+            names.add(first[:-3])
+    return sorted(n for n in names if n.isidentifier())
 
 
 def _task_folder(task: Task) -> tuple:
@@ -136,16 +224,22 @@ def _task_folder(task: Task) -> tuple:
 
 
 def _lay_out(root: Path, task: Task, solution: FileSet) -> dict:
-    layout = {name: root / name for name in ("solution", "hidden_tests", "harness", "scratch")}
+    names = ("solution", "solution_copy", "hidden_tests", "judge", "wire", "wscratch", "jscratch")
+    layout = {name: root / name for name in names}
     for path in layout.values():
         path.mkdir()
-    (layout["scratch"] / "home").mkdir()
-    (layout["scratch"] / "tmp").mkdir()
+    for scratch in ("wscratch", "jscratch"):
+        (layout[scratch] / "home").mkdir()
+        (layout[scratch] / "tmp").mkdir()
     write_files(layout["solution"], solution)
+    write_files(layout["solution_copy"], solution)
     write_files(layout["hidden_tests"], task.hidden_test_files)
-    runner = resources.files("sb").joinpath("_runner.py").read_bytes()
-    (layout["harness"] / "runner.py").write_bytes(runner)
-    (layout["harness"] / "pytest.ini").write_text("[pytest]\n")
+    package = resources.files("sb")
+    wire = package.joinpath("_wire.py").read_bytes()
+    write_files(layout["wire"], {"_wire.py": wire, "_worker.py": package.joinpath("_worker.py").read_bytes()})
+    write_files(layout["judge"], {"runner.py": package.joinpath("_runner.py").read_bytes(), "pytest.ini": b"[pytest]\n",
+                                  "sb/__init__.py": b"", "sb/_wire.py": wire,
+                                  "sb/judge.py": package.joinpath("judge.py").read_bytes()})
     return layout
 
 
@@ -156,19 +250,13 @@ def write_files(folder: Path, files: FileSet) -> None:
         path.write_bytes(data)
 
 
-def _argv(layout: dict, write_fd: int, task: Task) -> list:
-    flags = ["-s", "-B"] + (["-P"] if sys.version_info >= (3, 11) else [])
-    return [sys.executable, *flags, str(layout["harness"] / "runner.py"), str(layout["solution"]),
-            str(layout["hidden_tests"]), str(layout["harness"] / "pytest.ini"), str(write_fd), ",".join(task.meta.deps)]
-
-
-def _env(layout: dict) -> dict:
+def _env(scratch: Path) -> dict:
     """Built from an allow-list, never copied from the parent: no credential reaches graded code."""
     env = {name: os.environ[name] for name in PASSTHROUGH_ENV if name in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(PINNED_ENV)
-    env["HOME"] = str(layout["scratch"] / "home")
-    env["TMPDIR"] = str(layout["scratch"] / "tmp")
+    env["HOME"] = str(scratch / "home")
+    env["TMPDIR"] = str(scratch / "tmp")
     return env
 
 

@@ -33,3 +33,11 @@ def accelerator_missing(meta) -> str | None:
         return None
     present = {"cuda": has_cuda, "metal": has_metal}[meta.accelerator]()
     return None if present else f"no {meta.accelerator} device on this machine"
+
+
+def accelerator_devices(meta) -> tuple:
+    """Device nodes a CUDA task's processes must see inside the sandbox (none elsewhere)."""
+    if meta.accelerator != "cuda":
+        return ()
+    import glob
+    return tuple(sorted(glob.glob("/dev/nvidia*") + glob.glob("/dev/dri/*")))

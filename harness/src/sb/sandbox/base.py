@@ -9,6 +9,7 @@ import os
 import resource
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from abc import ABC, abstractmethod
@@ -28,8 +29,11 @@ class Job:
 
     `pass_fds` are handed to the child and CLOSED in the parent once it has started (the
     grader keeps only the read end of its record pipe, so it sees end-of-file when every
-    writer is gone). `writable` are the only paths the command may write; `hidden` are
-    paths that must not be visible to it at all.
+    writer is gone). A sandbox that isolates the filesystem shows the command only
+    `readable` (read-only), `writable`, the system's own libraries and `devices`, with
+    every folder in `masked` empty; `hidden` paths are never visible at all. `cancel`, when
+    given, is an Event the grader sets when the run is no longer wanted: the sandbox then
+    kills the command's whole tree and returns.
     """
 
     argv: list
@@ -39,6 +43,10 @@ class Job:
     writable: tuple = ()
     hidden: tuple = ()
     pass_fds: tuple = ()
+    readable: tuple = ()
+    masked: tuple = ()
+    devices: tuple = ()
+    cancel: object = None
     memory_mb: int = DEFAULT_MEMORY_MB
     max_processes: int = 256
     max_file_mb: int = 512
@@ -77,7 +85,10 @@ class Sandbox(ABC):
 
 
 def limits_preexec(job: Job):
-    """rlimits applied in the child before exec: memory, processes, file size, CPU time."""
+    """rlimits applied in the child before exec (memory, processes, file size, CPU time),
+    and a session keyring of its own, so graded code cannot read keys the grader holds."""
+    join_keyring = _keyring_joiner()
+
     def apply():
         mem = job.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
@@ -87,19 +98,42 @@ def limits_preexec(job: Job):
         cpu = int(job.timeout_s) + 5
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        join_keyring()
     return apply
 
 
+KEYCTL_SYSCALL = {"x86_64": 250, "aarch64": 219}
+KEYCTL_JOIN_SESSION_KEYRING = 1
+
+
+def _keyring_joiner():
+    """keyctl(JOIN_SESSION_KEYRING, NULL) bound in the parent: the child only calls it
+    (nothing is loaded after fork). A no-op where the kernel has no keyrings."""
+    import platform
+    number = KEYCTL_SYSCALL.get(platform.machine())
+    if number is None or not sys.platform.startswith("linux"):
+        return lambda: None
+    import ctypes
+    syscall = ctypes.CDLL(None, use_errno=True).syscall
+    syscall.restype = ctypes.c_long
+    return lambda: syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None)
+
+
 def run_process(argv: list, job: Job, isolation: str, preexec=None) -> Completed:
-    """Start `argv` in its own session, kill the whole group at the limit, keep the output tail."""
+    """Start `argv` in its own session, kill the whole group at the limit (or on any
+    interruption of the grader, a Ctrl-C included), keep the output tail."""
     start = time.monotonic()
     with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(argv, cwd=job.cwd, env=job.env, stdin=stdin, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True, pass_fds=job.pass_fds, preexec_fn=preexec)
         for fd in job.pass_fds:
             os.close(fd)
-        timed_out, returncode, cpu_rate = _wait(proc, job.timeout_s)
-        stragglers = _kill_group(proc.pid)
+        try:
+            timed_out, returncode, cpu_rate = _wait(proc, job.timeout_s, job.cancel)
+        finally:
+            stragglers = _kill_group(proc.pid)
+            if proc.returncode is None:
+                proc.wait()
         duration = time.monotonic() - start
         out.seek(0, os.SEEK_END)
         size = out.tell()
@@ -108,11 +142,22 @@ def run_process(argv: list, job: Job, isolation: str, preexec=None) -> Completed
     return Completed(None if timed_out else returncode, timed_out, duration, output, isolation, stragglers, cpu_rate)
 
 
-def _wait(proc: subprocess.Popen, timeout_s: float):
+def _wait(proc: subprocess.Popen, timeout_s: float, cancel=None):
     """(timed_out, returncode, CPU rate of the tree sampled at the limit or None)."""
+    deadline = time.monotonic() + timeout_s
     try:
-        proc.wait(timeout=timeout_s)
-        return False, proc.returncode, None
+        while True:
+            step = min(0.05 if cancel is not None else timeout_s, deadline - time.monotonic())
+            try:
+                proc.wait(timeout=max(step, 0))
+                return False, proc.returncode, None
+            except subprocess.TimeoutExpired:
+                if cancel is not None and cancel.is_set():
+                    _kill_group(proc.pid)
+                    proc.wait()
+                    return False, proc.returncode, None
+                if time.monotonic() >= deadline:
+                    raise
     except subprocess.TimeoutExpired:
         rate = cpu_rate(proc.pid)
         _kill_group(proc.pid)

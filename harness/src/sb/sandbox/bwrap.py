@@ -1,10 +1,11 @@
 """`--isolation bwrap` (the default on Linux): graded code in a bubblewrap jail.
 
-New user, pid, network, ipc and uts namespaces (no route out, the host's loopback
-unreachable); the root filesystem read-only; only the grading directory writable; every
-installed task package and the repository's tasks/ replaced by empty folders; the usual
-credential files of the invoking user hidden; rlimits on memory, processes, file size and
-CPU time; die-with-parent; the whole tree killed at the time limit. See docs/sandbox.md.
+New user, pid, network, ipc and uts namespaces (no route out, the host's loopback and
+abstract sockets unreachable); an allow-listed filesystem: the system's libraries, a few
+files of /etc, and only what the job names readable or writable (the interpreter, the
+distributions it needs, its own grading folders); its own session keyring; rlimits on
+memory, processes, file size and CPU time; die-with-parent; the whole tree killed at the
+time limit. See docs/sandbox.md.
 """
 
 from __future__ import annotations
@@ -17,11 +18,6 @@ from pathlib import Path
 
 from sb.hookspecs import hookimpl
 from sb.sandbox.base import Completed, Job, Sandbox, limits_preexec, run_process
-
-CREDENTIAL_PATHS = (".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube", ".azure", ".netrc",
-                    ".git-credentials", ".pypirc", ".npmrc", ".anthropic", ".openai", ".huggingface",
-                    ".cache/huggingface")
-
 
 class BwrapSandbox(Sandbox):
     name = "bwrap"
@@ -54,61 +50,67 @@ def _probe() -> str | None:
     return None
 
 
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd",
+             "/etc/group", "/etc/nsswitch.conf", "/etc/alternatives")
+SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+
+
 def bwrap_argv(job: Job, hidden: list) -> list:
-    argv = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
-            "--tmpfs", "/run", "--tmpfs", "/var/tmp"]
-    for path in _python_paths_under_scratch():
-        argv += ["--ro-bind", path, path]
+    """An allow-list, never the host's root: the system's libraries, a few files of /etc,
+    the job's readable and writable paths and its devices. No checkout, no .git, no $HOME,
+    no host sockets (/run, /tmp and /var are fresh or absent)."""
+    argv = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
+    argv += _system_mounts()
+    argv += ["--dev", "/dev", "--proc", "/proc"]
+    for mount in SCRATCH_MOUNTS:
+        argv += ["--tmpfs", mount]
+    inside_mask = [p for p in job.readable if any(_under(p, m) for m in job.masked)]
+    argv += _ro_binds(p for p in job.readable if p not in inside_mask)
+    for path in job.masked:
+        argv += ["--tmpfs", str(path)]
+    argv += _ro_binds(inside_mask)
     for path in hidden:
         argv += ["--tmpfs", str(path)] if Path(path).is_dir() else ["--ro-bind", "/dev/null", str(path)]
-    grading_root = Path(job.cwd).parent
-    argv += ["--ro-bind", str(grading_root), str(grading_root)]
     for path in job.writable:
         argv += ["--bind", str(path), str(path)]
+    for device in job.devices:
+        argv += ["--dev-bind", str(device), str(device)]
+    if job.devices:
+        argv += ["--ro-bind", "/sys", "/sys"]
     argv += ["--chdir", str(job.cwd), "--"]
     return argv + list(job.argv)
 
 
-SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+@lru_cache(maxsize=1)
+def _system_mounts() -> tuple:
+    argv = []
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            argv += ["--ro-bind", path, path]
+    argv += ["--dir", "/etc"]
+    argv += _ro_binds(p for p in ETC_FILES if os.path.exists(p))
+    return tuple(argv)
 
 
-def _python_paths_under_scratch() -> list:
-    """The interpreter and its import paths, where they live under a folder replaced by a
-    tmpfs inside (a virtual environment in /tmp): bound back read-only so Python still runs."""
-    import sys
-    candidates = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable)), *sys.path}
-    return sorted(p for p in candidates if p and os.path.isdir(p)
-                  and any(p == m or p.startswith(m + "/") for m in SCRATCH_MOUNTS))
+def _ro_binds(paths) -> list:
+    argv = []
+    for path in paths:
+        argv += ["--ro-bind", str(path), str(path)]
+    return argv
+
+
+def _under(path, folder) -> bool:
+    path, folder = str(path), str(folder)
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def hidden_paths(job: Job) -> list:
-    """Task packages, the repository's tasks/, and credential files: never visible inside."""
-    paths = set(job.hidden) | set(task_package_paths())
-    home = Path(os.path.expanduser("~"))
-    paths |= {home / name for name in CREDENTIAL_PATHS if (home / name).exists()}
-    grading_root = Path(job.cwd).parent.resolve()
-    kept = sorted(p for p in paths if p.exists() and not _contains(p, grading_root))
-    return [p for p in kept if not any(_contains(q, p) for q in kept if q != p)]  # an ancestor hides it already
-
-
-def _contains(outer: Path, inner: Path) -> bool:
-    return inner == outer.resolve() or outer.resolve() in inner.parents
-
-
-@lru_cache(maxsize=1)
-def task_package_paths() -> tuple:
-    """The folder of every installed task package, and the tasks/ folder of a checkout."""
-    from importlib import resources
-    from sb.catalog import load_tasks
-    found = set()
-    for task in load_tasks().values():
-        root = Path(str(resources.files(task.package)))
-        found.add(root)
-        for parent in list(root.parents)[:4]:
-            if parent.name == "tasks" and (parent.parent / "harness").is_dir():
-                found.add(parent)
-    return tuple(sorted(found))
+    """Paths the job asks to hide that its allow-list would otherwise show."""
+    shown = [*job.readable, *job.writable]
+    return sorted(p for p in job.hidden if Path(p).exists() and any(_under(p, s) for s in shown))
 
 
 @hookimpl

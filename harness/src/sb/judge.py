@@ -1,0 +1,115 @@
+"""How hidden tests reach the solution: the task author's API (docs/writing-a-task.md).
+
+Hidden tests run in the *judge*, a process that never imports the solution. The solution
+lives in a *worker* process, and this module connects the two:
+
+- `import mymodule` (any module the starter declares) gives a proxy module: calling its
+  functions runs them in the worker; data comes back by value (numbers, strings, lists,
+  dicts, numpy arrays, torch tensors, exceptions), anything else as a handle whose
+  methods and attributes are forwarded. So plain pytest keeps working:
+  `from softmax import logsumexp; assert logsumexp(x) == ...`.
+- `probe("probe_file.py")` ships trusted code from the hidden tests into the worker, for
+  properties that need live objects in the solution's process (autograd graphs, threads,
+  processes, database connections, aliasing). A probe returns observations as data; the
+  test compares them with its own oracle here. Never put an expected value in a probe.
+- `solution_source(name)` is the text of a declared file exactly as the solver left it.
+- Objects the test passes to the solution (a fake clock, a fake store, a callback) stay
+  here: the worker gets handles, and may only call them and read their public attributes.
+
+Comparisons never travel: a handle is equal only to itself, and `in` is decided here.
+"""
+
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import types
+
+from sb import _wire
+
+RemoteError = _wire.RemoteError
+WorkerGone = _wire.WorkerGone
+Remote = _wire.Remote
+
+__all__ = ["Remote", "RemoteError", "WorkerGone", "is_remote", "probe", "reload_solution",
+           "solution_module", "solution_source"]
+
+_state = {"peer": None, "modules": (), "solution_dir": "", "tests_dir": "", "probes": {}}
+
+
+def connect(fd, modules, solution_dir, tests_dir, on_violation):
+    """Called once by the judge's runner, before any test module is imported."""
+    peer = _wire.Peer(fd, fd, serves_imports=False, on_violation=on_violation)
+    peer.start_reader()
+    _state.update(peer=peer, modules=tuple(modules), solution_dir=solution_dir, tests_dir=tests_dir)
+    sys.meta_path.insert(0, _SolutionFinder())
+    return peer
+
+
+def _peer():
+    if _state["peer"] is None:
+        raise RuntimeError("sb.judge is only usable inside a grading (the judge's runner connects it)")
+    return _state["peer"]
+
+
+class RemoteModule(types.ModuleType):
+    """A solution module as the judge sees it: every attribute read asks the worker."""
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name.startswith("_pytest") or name == "pytestmark":
+            raise AttributeError(name)
+        remote = self.__dict__.get("_sb_remote")
+        if remote is None:
+            raise AttributeError(name)
+        return getattr(remote, name)
+
+
+class _SolutionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] not in _state["modules"]:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec):
+        module = RemoteModule(spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module):
+        module.__dict__["_sb_remote"] = _peer().request("import", name=module.__name__)
+
+
+def solution_module(name):
+    """The proxy of a declared solution module (the same as `import name`)."""
+    return importlib.import_module(name)
+
+
+def probe(filename):
+    """The probe module `filename` (a file among the hidden tests), loaded in the worker."""
+    cache = _state["probes"]
+    if filename not in cache:
+        path = os.path.join(_state["tests_dir"], filename)
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        name = os.path.splitext(os.path.basename(filename))[0]
+        cache[filename] = _peer().request("probe", name=name, source=source)
+    return cache[filename]
+
+
+def solution_source(name):
+    """A declared file's text as the solver wrote it (read here, never executed here)."""
+    with open(os.path.join(_state["solution_dir"], name), encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+def reload_solution():
+    """Fresh solution modules for the next import (module state reset); probes reload too."""
+    _peer().request("reload")
+    _state["probes"].clear()
+    for name in [n for n in sys.modules if n.split(".")[0] in _state["modules"]]:
+        del sys.modules[name]
+
+
+def is_remote(value):
+    """True for a handle to an object living in the solution's process."""
+    return isinstance(value, Remote)
