@@ -44,7 +44,22 @@ def validate_task(task, sandbox) -> Validation:
     starter, problem = _grade_starter(task, sandbox, reference.test_ids)
     if problem:
         return Validation(task.slug, "broken", f"starter: {problem}", reference, starter)
+    problem = contract_problem(task, reference.test_ids)
+    if problem:
+        return Validation(task.slug, "broken", f"contract: {problem}", reference, starter)
     return Validation(task.slug, "ok", "", reference, starter)
+
+
+def contract_problem(task, test_ids: list) -> str:
+    """The contract map exists, every clause names a test, and every name is a real test."""
+    if not task.contract:
+        return "contract.yaml is missing or empty (list each rule of prompt.md with the tests that enforce it)"
+    known = set(test_ids) | {nodeid.split("[", 1)[0] for nodeid in test_ids}
+    for clause in task.contract:
+        unknown = [t for t in clause.tests if t not in known]
+        if unknown:
+            return f"clause {clause.clause[:60]!r} names {unknown[0]!r}, which is not a hidden test id"
+    return ""
 
 
 def _grade_starter(task, sandbox, expected: list):
@@ -105,3 +120,47 @@ def _check_one(task, mutant, sandbox, expected: list) -> MutantCheck:
     else:
         actual, detail = "unchecked", outcome.summary()
     return MutantCheck(task.slug, mutant.name, mutant.description, mutant.expected, actual, detail)
+
+
+@dataclass
+class GeneratedReport:
+    """One task's generated mutants: counts by verdict, the survivors, stale equivalents."""
+
+    slug: str
+    results: list
+    stale: list
+    problem: str = ""
+    wall_s: float = 0.0
+
+    def count(self, verdict: str) -> int:
+        return sum(1 for r in self.results if r.verdict == verdict)
+
+    @property
+    def survivors(self) -> list:
+        return [r.id for r in self.results if r.verdict == "survived"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem and not self.survivors and not self.stale
+
+    def to_dict(self) -> dict:
+        return {"slug": self.slug, "ok": self.ok, "problem": self.problem, "wall_s": self.wall_s,
+                "total": len(self.results), **{v: self.count(v) for v in ("killed", "equivalent", "survived",
+                                                                          "unchecked")},
+                "survivors": self.survivors, "stale_equivalents": self.stale,
+                "results": [r.to_dict() for r in self.results]}
+
+
+def generated_for_task(task, sandbox, jobs: int) -> GeneratedReport:
+    import time
+    from sb.generated import check_generated, generate, stale_equivalents
+    started = time.monotonic()
+    early = precheck(task)
+    if early is not None:
+        return GeneratedReport(task.slug, [], [], problem="")
+    reference = grade(task, task.reference_files, sandbox)
+    if not reference.passed:
+        return GeneratedReport(task.slug, [], [], problem=f"reference does not pass: {reference.summary()}")
+    results = check_generated(task, sandbox, reference.test_ids, jobs)
+    stale = stale_equivalents(task, {m.id for m in generate(task)})
+    return GeneratedReport(task.slug, results, stale, wall_s=round(time.monotonic() - started, 1))

@@ -94,10 +94,17 @@ def validate(slugs, tier, isolation, jobs, as_json):
 
 @cli.command()
 @_task_check_options
-def mutants(slugs, tier, isolation, jobs, as_json):
-    """Grade every mutant; exit 1 when one gets another verdict than it expects."""
+@click.option("--generate", is_flag=True, help="grade cosmic-ray's mutants of each reference instead of the hand ones")
+@click.option("--show", "show_id", default=None, metavar="ID", help="print the diff of one generated mutant")
+def mutants(slugs, tier, isolation, jobs, as_json, generate, show_id):
+    """Grade every mutant; exit 1 when one gets another verdict than it expects.
+
+    With --generate: every generated mutant must be killed or listed, with a reason, in the
+    task's equivalent_mutants.yaml; exit 1 otherwise."""
     from sb.checks import check_mutants
     from sb.report import terminal
+    if show_id or generate:
+        return _generated_mutants(slugs, tier, isolation, jobs, as_json, show_id)
     per_task = _per_task(check_mutants, slugs, tier, isolation, jobs, None if as_json else terminal.mutants_progress)
     checks = [c for task_checks in per_task for c in task_checks]
     if as_json:
@@ -105,6 +112,29 @@ def mutants(slugs, tier, isolation, jobs, as_json):
     else:
         terminal.print_mutants(checks)
     sys.exit(0 if all(c.ok for c in checks) else 1)
+
+
+def _generated_mutants(slugs, tier, isolation, jobs, as_json, show_id) -> None:
+    from sb.checks import generated_for_task
+    from sb.parallel import default_jobs
+    from sb.report import terminal
+    tasks = _tasks(slugs, tier=tier)
+    if show_id:
+        from sb.generated import mutant_diff
+        if len(tasks) != 1:
+            raise SbError("--show needs exactly one task slug")
+        return click.echo(mutant_diff(tasks[0], show_id))
+    sandbox = _sandbox(isolation, trusted=True)
+    reports = []
+    for task in tasks:
+        reports.append(generated_for_task(task, sandbox, jobs or default_jobs()))
+        if not as_json:
+            terminal.print_generated_line(reports[-1])
+    if as_json:
+        _emit_json([r.to_dict() for r in reports])
+    else:
+        terminal.print_generated(reports)
+    sys.exit(0 if all(r.ok for r in reports) else 1)
 
 
 @cli.command()

@@ -90,6 +90,42 @@ class Task:
                 digest.update(f"{label}:{name}:".encode() + hashlib.sha256(files[name]).digest())
         return digest.hexdigest()[:16]
 
+    @cached_property
+    def contract(self) -> tuple["Clause", ...]:
+        """contract.yaml: each normative sentence of prompt.md and the tests that enforce it."""
+        where = f"{self.package}/contract.yaml"
+        spec = self._yaml("contract.yaml")
+        if spec is None:
+            return ()
+        if not isinstance(spec, list):
+            raise TaskError(f"{where}: must be a list of {{clause, tests}} entries")
+        return tuple(_clause(entry, f"{where}: entry {i + 1}") for i, entry in enumerate(spec))
+
+    @cached_property
+    def equivalent_mutants(self) -> dict:
+        """equivalent_mutants.yaml: generated mutants whose behaviour the prompt allows, with why."""
+        where = f"{self.package}/equivalent_mutants.yaml"
+        spec = self._yaml("equivalent_mutants.yaml") or []
+        if not isinstance(spec, list):
+            raise TaskError(f"{where}: must be a list of {{id, reason}} entries")
+        found = {}
+        for i, entry in enumerate(spec):
+            if not isinstance(entry, dict) or set(entry) != {"id", "reason"}:
+                raise TaskError(f"{where}: entry {i + 1}: needs exactly the keys id and reason")
+            if not str(entry["reason"]).strip():
+                raise TaskError(f"{where}: entry {i + 1}: field 'reason': must be a non-empty string")
+            found[str(entry["id"])] = str(entry["reason"]).strip()
+        return found
+
+    def _yaml(self, name: str):
+        entry = self.root.joinpath(name)
+        if not entry.is_file():
+            return None
+        try:
+            return yaml.safe_load(entry.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise TaskError(f"{self.package}/{name}: not valid YAML: {str(exc).splitlines()[0]}") from None
+
     def _read_mutant(self, entry: Traversable) -> Mutant:
         where = f"{self.package}/mutants/{entry.name}/mutant.yaml"
         spec_file = entry.joinpath("mutant.yaml")
@@ -99,6 +135,26 @@ class Task:
         files = {k: v for k, v in read_tree(entry).items() if k != "mutant.yaml"}
         return Mutant(entry.name, _mutant_field(spec, "description", where), _expected(spec, where),
                       str(spec.get("reason") or ""), files)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One rule of the prompt and the hidden test ids (or test names, for every variant of a
+    parametrised test) that fail when a solution breaks it."""
+
+    clause: str
+    tests: tuple
+
+
+def _clause(entry, where: str) -> Clause:
+    if not isinstance(entry, dict) or set(entry) != {"clause", "tests"}:
+        raise TaskError(f"{where}: needs exactly the keys clause and tests")
+    tests = entry["tests"]
+    if not isinstance(entry["clause"], str) or not entry["clause"].strip():
+        raise TaskError(f"{where}: field 'clause': must be a non-empty string")
+    if not isinstance(tests, list) or not tests or not all(isinstance(t, str) and t for t in tests):
+        raise TaskError(f"{where}: field 'tests': must list at least one test id")
+    return Clause(entry["clause"].strip(), tuple(tests))
 
 
 def _mutant_field(spec: dict, name: str, where: str) -> str:

@@ -94,6 +94,28 @@ def print_mutants(checks: list) -> None:
                     + (f" · {unchecked} UNCHECKED (no evidence: no device or missing deps)" if unchecked else ""))
 
 
+def print_generated_line(report) -> None:
+    """`softmax_stability ... 120 killed · 3 equivalent · 0 survived of 123 (45.1 s)`"""
+    if report.problem:
+        return console().print(f"{report.slug} ... BROKEN: {report.problem}", markup=False)
+    counts = " · ".join(f"{report.count(v)} {v}" for v in ("killed", "equivalent", "survived", "unchecked")
+                        if report.count(v) or v != "unchecked")
+    console().print(f"{report.slug} ... {counts} of {len(report.results)} ({report.wall_s} s)", markup=False)
+
+
+def print_generated(reports: list) -> None:
+    for report in reports:
+        for mutant_id in report.survivors:
+            console().print(f"SURVIVED {report.slug} {mutant_id}", markup=False)
+        for mutant_id in report.stale:
+            console().print(f"STALE {report.slug} {mutant_id} (listed as equivalent, no longer generated)",
+                            markup=False)
+    live = sum(len(r.results) - r.count("equivalent") - r.count("unchecked") for r in reports)
+    killed = sum(r.count("killed") for r in reports)
+    rate = f"{100 * killed / live:.1f}%" if live else "n/a"
+    console().print(f"generated mutants: {killed}/{live} non-equivalent killed ({rate})", markup=False)
+
+
 def _mutant_mark(check) -> str:
     if check.actual == "unchecked":
         return "UNCHECKED"

@@ -1,0 +1,128 @@
+"""Generated mutants: cosmic-ray's operators applied to a task's reference, each graded.
+
+cosmic-ray (an optional dependency, in the `dev` extra) supplies the mutation operators
+and the occurrence numbering; this module only generates each mutant's source, grades it
+through the normal grader against the reference's test ids, and sorts the results:
+killed, equivalent (listed in the task's equivalent_mutants.yaml with a reason), or
+surviving (a test is missing). A mutant's id is `file:operator:occurrence`, stable for as
+long as the reference file does not change.
+
+The operators are a curated subset of cosmic-ray's: the mistakes a person makes (an
+off-by-one comparison, a flipped sign or operator, a constant off by one, a negated
+condition, a loop that never runs, a swallowed exception), not every cross product of
+binary operators.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from sb.errors import SbError
+
+OPERATORS = (
+    "core/NumberReplacer", "core/ReplaceTrueWithFalse", "core/ReplaceFalseWithTrue", "core/ReplaceAndWithOr",
+    "core/ReplaceOrWithAnd", "core/AddNot", "core/ReplaceUnaryOperator_Delete_Not",
+    "core/ReplaceUnaryOperator_Delete_USub", "core/ZeroIterationForLoop", "core/ReplaceBreakWithContinue",
+    "core/ReplaceContinueWithBreak", "core/ExceptionReplacer", "core/RemoveDecorator",
+    "core/ReplaceBinaryOperator_Add_Sub", "core/ReplaceBinaryOperator_Sub_Add", "core/ReplaceBinaryOperator_Mul_Div",
+    "core/ReplaceBinaryOperator_Div_Mul", "core/ReplaceBinaryOperator_Div_FloorDiv",
+    "core/ReplaceBinaryOperator_FloorDiv_Div", "core/ReplaceBinaryOperator_Pow_Mul",
+    "core/ReplaceBinaryOperator_Mod_FloorDiv", "core/ReplaceComparisonOperator_Lt_LtE",
+    "core/ReplaceComparisonOperator_LtE_Lt", "core/ReplaceComparisonOperator_Gt_GtE",
+    "core/ReplaceComparisonOperator_GtE_Gt", "core/ReplaceComparisonOperator_Eq_NotEq",
+    "core/ReplaceComparisonOperator_NotEq_Eq", "core/ReplaceComparisonOperator_Is_IsNot",
+    "core/ReplaceComparisonOperator_IsNot_Is",
+)
+MUTANT_TIME_LIMIT_S = 30  # a mutant that loops forever is killed by the limit; 30 s bounds the run
+
+
+@dataclass(frozen=True)
+class GeneratedMutant:
+    id: str
+    file: str
+    source: bytes
+
+
+@dataclass
+class GeneratedResult:
+    slug: str
+    id: str
+    verdict: str  # killed | equivalent | survived | unchecked
+    detail: str = ""
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _cosmic_ray():
+    try:
+        from cosmic_ray import mutating, plugins
+    except ImportError:
+        raise SbError("generated mutants need cosmic-ray: pip install 'scratchbench[dev]' "
+                      "(or pip install cosmic-ray==8.7.0)") from None
+    return mutating, plugins
+
+
+def generate(task) -> list:
+    """Every mutant of every Python file the reference declares, deduplicated by source."""
+    mutating, plugins = _cosmic_ray()
+    found, seen = [], set()
+    for name in sorted(task.reference_files):
+        if name not in task.starter_files or not name.endswith(".py"):
+            continue
+        original = task.reference_files[name].decode("utf-8")
+        seen.add((name, original))
+        for op_name in OPERATORS:
+            operator = plugins.get_operator(op_name)()
+            occurrence = 0
+            while True:
+                try:
+                    code = mutating.mutate_code(original, operator, occurrence)
+                except Exception:  # an operator cosmic-ray cannot apply to this syntax: skip it
+                    break
+                if code is None:
+                    break
+                if (name, code) not in seen:
+                    seen.add((name, code))
+                    found.append(GeneratedMutant(f"{name}:{op_name}:{occurrence}", name, code.encode("utf-8")))
+                occurrence += 1
+    return found
+
+
+def check_generated(task, sandbox, expected: list, jobs: int = 1, on_result=None) -> list:
+    """Grade each generated mutant of `task`; `expected` is the reference's test ids."""
+    from sb.grading import grade
+    from sb.parallel import ordered_map
+    from sb.task import Task
+    quick = Task(dataclasses.replace(task.meta, time_limit_s=min(task.meta.time_limit_s, MUTANT_TIME_LIMIT_S)),
+                 task.package, task.root)
+    equivalent = task.equivalent_mutants
+
+    def one(mutant: GeneratedMutant) -> GeneratedResult:
+        outcome = grade(quick, {**task.reference_files, mutant.file: mutant.source}, sandbox, expected)
+        if outcome.passed:
+            verdict = "equivalent" if mutant.id in equivalent else "survived"
+            return GeneratedResult(task.slug, mutant.id, verdict, equivalent.get(mutant.id, ""))
+        if not outcome.evidence:
+            return GeneratedResult(task.slug, mutant.id, "unchecked", outcome.summary())
+        detail = outcome.failed_tests[0] if outcome.failed_tests else outcome.status.value
+        return GeneratedResult(task.slug, mutant.id, "killed", detail)
+
+    return ordered_map(one, generate(task), jobs, on_result)
+
+
+def stale_equivalents(task, generated_ids: set) -> list:
+    """Listed equivalents that no longer name a generated mutant (the reference changed)."""
+    return sorted(set(task.equivalent_mutants) - generated_ids)
+
+
+def mutant_diff(task, mutant_id: str) -> str:
+    """The unified diff of one generated mutant against the reference (for `--show`)."""
+    import difflib
+    for mutant in generate(task):
+        if mutant.id == mutant_id:
+            before = task.reference_files[mutant.file].decode().splitlines(keepends=True)
+            after = mutant.source.decode().splitlines(keepends=True)
+            return "".join(difflib.unified_diff(before, after, f"reference/{mutant.file}", mutant.id))
+    raise SbError(f"{task.slug}: no generated mutant {mutant_id!r}")
