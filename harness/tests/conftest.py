@@ -13,6 +13,12 @@ FIXTURE_TASK_DIR = HERE / "fixtures" / "fixture_task" / "src" / "sb_task_fixture
 REPO = HERE.parent.parent
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """Each test session caches reference ids in a folder of its own, never the user's."""
+    os.environ["SB_CACHE_DIR"] = str(tmp_path_factory.mktemp("sb-cache"))
+
+
 @pytest.fixture
 def pm():
     from sb.plugins import load_plugins

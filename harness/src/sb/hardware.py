@@ -41,3 +41,13 @@ def accelerator_devices(meta) -> tuple:
         return ()
     import glob
     return tuple(sorted(glob.glob("/dev/nvidia*") + glob.glob("/dev/dri/*")))
+
+
+def accelerator_summary() -> dict:
+    """Which devices this machine offers a grading (no torch import unless one is likely)."""
+    return {"cuda": bool(glob_nvidia()) and has_cuda(), "metal": has_metal()}
+
+
+def glob_nvidia() -> list:
+    import glob
+    return glob.glob("/dev/nvidia[0-9]*")

@@ -112,7 +112,7 @@ class _Runner:
         self.lock = threading.Lock()
         self.model_slots = threading.Semaphore(max(1, sweep.concurrency))
         self.grade_slots = threading.Semaphore(max(1, sweep.jobs))
-        self.expected: dict = {}
+        self.references: dict = {}
         self.started = time.monotonic() - float(doc.get("wall_clock_s") or 0.0)
 
     def run(self, pending: list) -> None:
@@ -123,6 +123,13 @@ class _Runner:
             return
         with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(self.finish, pending))
+
+    def reference(self, task: Task):
+        """The reference's ids for `task`, graded at most once per run (and cached on disk)."""
+        from sb.expected import reference_ids
+        if task.slug not in self.references:
+            self.references[task.slug] = reference_ids(task, self.sweep.sandbox)
+        return self.references[task.slug]
 
     def finish(self, task: Task) -> None:
         entry = task_entry(task, solve_and_grade(task, self))
@@ -156,9 +163,9 @@ def solve_and_grade(task: Task, runner: _Runner) -> tuple[Outcome, Attempt | Non
     if early is not None:
         return early, None
     with runner.grade_slots:
-        expected = reference_ids(task, sweep.sandbox, runner.expected)
-    if isinstance(expected, Outcome):
-        return expected, None
+        reference = runner.reference(task)
+    if not reference.ok:
+        return reference.failure, None
     with tempfile.TemporaryDirectory(prefix=f"sb-solve-{task.slug}-") as tmp:
         workdir = _workdir(task, sweep, Path(tmp))
         with runner.model_slots:
@@ -166,12 +173,11 @@ def solve_and_grade(task: Task, runner: _Runner) -> tuple[Outcome, Attempt | Non
         if not attempt.produced_files:
             return Outcome(task.slug, attempt.status, detail=attempt.detail), attempt
         left = read_tree_from_path(workdir)
-    reference_outcome = runner.expected.get(("outcome", task.slug))
-    if reference_outcome is not None and _declared(task, left) == _declared(task, task.reference_files):
-        outcome = copy.deepcopy(reference_outcome)  # the very files just graded: the same verdict
+    if reference.outcome is not None and _declared(task, left) == _declared(task, task.reference_files):
+        outcome = copy.deepcopy(reference.outcome)  # the very files just graded: the same verdict
     else:
         with runner.grade_slots:
-            outcome = grade(task, left, sweep.sandbox, expected)
+            outcome = grade(task, left, sweep.sandbox, reference.ids)
     outcome.dropped_files = sorted(set(outcome.dropped_files) | set(attempt.dropped_files))
     return outcome, attempt
 
@@ -203,16 +209,6 @@ def _tool_loop_attempt(task: Task, sweep: Sweep, workdir: Path) -> Attempt:
         return Attempt(status=Status.ADAPTER_ERROR, detail=f"adapter {sweep.adapter.name!r} cannot drive tool loops")
     from sb.toolloop import drive_tool_loop
     return drive_tool_loop(sweep.adapter, sweep.model, task, workdir, sweep.options)
-
-
-def reference_ids(task: Task, sandbox, cache: dict):
-    """The hidden test ids the reference passes here; an Outcome if the reference fails."""
-    if task.slug not in cache:
-        reference = grade(task, task.reference_files, sandbox)
-        cache[("outcome", task.slug)] = reference
-        cache[task.slug] = reference.test_ids if reference.passed else Outcome(
-            task.slug, Status.COLLECTION_ERROR, detail=f"the task's reference does not pass here: {reference.summary()}")
-    return cache[task.slug]
 
 
 def task_entry(task: Task, graded: tuple) -> dict:

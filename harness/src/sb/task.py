@@ -82,9 +82,12 @@ class Task:
         return {**self.reference_files, **mutant.files}
 
     @cached_property
-    def fingerprint(self) -> str:
-        """A hash of everything that decides a verdict: tests, reference, starter, meta."""
-        digest = hashlib.sha256(repr(self.meta).encode())
+    def content_hash(self) -> str:
+        """A hash of what defines the task: prompt, starter, hidden tests, reference, declared
+        dependencies. A change to any of them without a version bump is a different task
+        under the same name, which `sb validate` and the reports refuse to pool."""
+        digest = hashlib.sha256(b"sb-task-v1\0" + self.prompt.encode("utf-8"))
+        digest.update(("deps:" + ",".join(self.meta.deps)).encode())
         for label, files in (("t", self.hidden_test_files), ("r", self.reference_files), ("s", self.starter_files)):
             for name in sorted(files):
                 digest.update(f"{label}:{name}:".encode() + hashlib.sha256(files[name]).digest())

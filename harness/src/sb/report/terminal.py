@@ -14,7 +14,9 @@ from sb.outcome import Status
 
 
 def console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    """Markup and emoji codes off: every string printed here may hold text that came from a
+    solution (an exception message, a test id), and `[/]` or `[green]` in it is data."""
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, markup=False, emoji=False)
 
 
 def print_error(message: str) -> None:
@@ -97,23 +99,22 @@ def print_mutants(checks: list) -> None:
 def print_generated_line(report) -> None:
     """`softmax_stability ... 120 killed · 3 equivalent · 0 survived of 123 (45.1 s)`"""
     if report.problem:
-        return console().print(f"{report.slug} ... BROKEN: {report.problem}", markup=False)
+        return console().print(f"{report.slug} ... BROKEN: {report.problem}")
     counts = " · ".join(f"{report.count(v)} {v}" for v in ("killed", "equivalent", "survived", "unchecked")
                         if report.count(v) or v != "unchecked")
-    console().print(f"{report.slug} ... {counts} of {len(report.results)} ({report.wall_s} s)", markup=False)
+    console().print(f"{report.slug} ... {counts} of {len(report.results)} ({report.wall_s} s)")
 
 
 def print_generated(reports: list) -> None:
     for report in reports:
         for mutant_id in report.survivors:
-            console().print(f"SURVIVED {report.slug} {mutant_id}", markup=False)
+            console().print(f"SURVIVED {report.slug} {mutant_id}")
         for mutant_id in report.stale:
-            console().print(f"STALE {report.slug} {mutant_id} (listed as equivalent, no longer generated)",
-                            markup=False)
+            console().print(f"STALE {report.slug} {mutant_id} (listed as equivalent, no longer generated)")
     live = sum(len(r.results) - r.count("equivalent") - r.count("unchecked") for r in reports)
     killed = sum(r.count("killed") for r in reports)
     rate = f"{100 * killed / live:.1f}%" if live else "n/a"
-    console().print(f"generated mutants: {killed}/{live} non-equivalent killed ({rate})", markup=False)
+    console().print(f"generated mutants: {killed}/{live} non-equivalent killed ({rate})")
 
 
 def _mutant_mark(check) -> str:
@@ -138,8 +139,8 @@ def progress_printer():
             tokens = doc.get("tokens") or {}
             used = sum(v for k, v in tokens.items() if k in ("input", "output"))
             cost = "-" if doc.get("usd_cost") is None else f"${doc['usd_cost']:.4f}"
-            out.print(f"[dim]  {len(doc['tasks'])}/{total} done · {doc['wall_clock_s']:.0f}s · "
-                      f"{used} tokens · {cost}[/dim]")
+            out.print(f"  {len(doc['tasks'])}/{total} done · {doc['wall_clock_s']:.0f}s · "
+                      f"{used} tokens · {cost}", style="dim")
     return on_task
 
 
@@ -201,6 +202,8 @@ def print_results_written(path) -> None:
 
 def print_grade(outcome) -> None:
     console().print(f"{outcome.slug}: {outcome.summary()}")
+    if outcome.detail and outcome.status in (Status.PASSED, Status.FAILED):
+        console().print(f"  first failure: {one_line(outcome.detail, 300)}")
     for nodeid in outcome.failed_tests[:20]:
         console().print(f"  failed: {nodeid}")
     if outcome.dropped_files:

@@ -56,6 +56,19 @@ ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/l
 SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/run", "/dev/shm")
 
 
+@lru_cache(maxsize=1)
+def bwrap_version() -> str | None:
+    """`bwrap --version`'s answer, or None when bubblewrap is not installed."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return out.split()[-1] if out else "unknown"
+
+
 def bwrap_argv(job: Job, hidden: list) -> list:
     """An allow-list, never the host's root: the system's libraries, a few files of /etc,
     the job's readable and writable paths and its devices. No checkout, no .git, no $HOME,
@@ -78,6 +91,7 @@ def bwrap_argv(job: Job, hidden: list) -> list:
         argv += ["--dev-bind", str(device), str(device)]
     if job.devices:
         argv += ["--ro-bind", "/sys", "/sys"]
+    argv += ["--remount-ro", "/"]  # the folders bwrap made for mount points are not a place to write
     argv += ["--chdir", str(job.cwd), "--"]
     return argv + list(job.argv)
 

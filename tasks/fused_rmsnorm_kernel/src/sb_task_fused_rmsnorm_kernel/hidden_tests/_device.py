@@ -1,14 +1,16 @@
-"""Pick where the kernel runs, before anything imports triton.
+"""Pick where the kernel runs in the solution's process, before anything imports triton there.
 
-On a machine with CUDA the kernel is launched for real. Without one, Triton's interpreter
-(TRITON_INTERPRET=1) runs it on CPU tensors. Triton reads that variable when a kernel is
-decorated, so this module must be imported before the solution module.
+Grading runs in two processes: this one (the judge) never imports the solution; the
+solution's worker runs it. All kernel work goes through the probe _probe_rmsnorm.py, in the
+worker. `prepare()` there must come first: with CUDA the kernel is launched for real on
+CUDA tensors; without it the probe sets TRITON_INTERPRET=1 before the solution (and so
+triton) is imported, and Triton's interpreter runs the kernel on CPU tensors. (The worker
+pre-imports only numpy and torch, never triton.) Tensors cross between the processes as
+CPU copies; the probe moves them to the device and back.
+
+Every hidden test module imports this module first.
 """
-import os
+from sb.judge import probe
 
-import torch
-
-ON_CUDA = torch.cuda.is_available()
-if not ON_CUDA:
-    os.environ["TRITON_INTERPRET"] = "1"
-DEVICE = torch.device("cuda" if ON_CUDA else "cpu")
+RMS = probe("_probe_rmsnorm.py")
+DEVICE = RMS.prepare()["device"]  # "cuda" or "cpu": where the worker runs the kernel

@@ -39,3 +39,29 @@ def full_forward(weights, x, n_heads, base=10000.0):
                 w /= w.sum()
                 mixed[b, i, h * head_dim:(h + 1) * head_dim] = w @ v[b, h, :i + 1]
     return mixed @ weights["o"].T, k, v
+
+
+def continue_from(weights, cache_k, cache_v, x, n_heads, base=10000.0):
+    """One chunk x (B, T, d_model) after a cache of S tokens (rotated keys, values), vectorised.
+
+    The chunk sits at positions S .. S+T-1; query S+i sees keys 0 .. S+i. Returns
+    (out, keys, values) with the keys and values of all S+T tokens.
+    """
+    batch, length, d_model = x.shape
+    head_dim = d_model // n_heads
+    past = cache_k.shape[2]
+    positions = np.arange(past, past + length)
+
+    def heads(w):
+        return (x @ w.T).reshape(batch, length, n_heads, head_dim).transpose(0, 2, 1, 3)
+
+    q = rotate(heads(weights["q"]), positions, base)
+    k = np.concatenate([cache_k, rotate(heads(weights["k"]), positions, base)], axis=2)
+    v = np.concatenate([cache_v, heads(weights["v"])], axis=2)
+    scores = np.einsum("bhid,bhjd->bhij", q, k) / np.sqrt(head_dim)
+    visible = np.arange(past + length)[None, :] <= positions[:, None]
+    scores = np.where(visible, scores, -np.inf)
+    w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    w /= w.sum(axis=-1, keepdims=True)
+    mixed = np.einsum("bhij,bhjd->bhid", w, v).transpose(0, 2, 1, 3).reshape(batch, length, d_model)
+    return mixed @ weights["o"].T, k, v

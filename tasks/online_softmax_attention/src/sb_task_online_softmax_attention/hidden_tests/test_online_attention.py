@@ -1,10 +1,16 @@
+import math
+
 import numpy as np
 import pytest
 
-import online_attention
 from online_attention import attention, empty_state, finalize, merge, update
+from sb.judge import probe
 
 import _brute
+
+# What attention() hands to update(), its memory peak, and aliasing are properties of the
+# solution's live process: the probe records them there; every check is made here.
+PROBE = probe("_probe_tiling.py")
 
 # Everything is float64 and the brute force sums exactly (math.fsum) row by row: the
 # tiled result differs only by reordered roundings, ~1e-15 relative on O(1)..O(1000)
@@ -25,6 +31,7 @@ def assert_matches(actual, expected):
     out, lse = actual
     exp_out, exp_lse = expected
     assert out.shape == exp_out.shape and lse.shape == exp_lse.shape
+    assert out.dtype == np.float64 and lse.dtype == np.float64
     assert not np.isnan(out).any() and not np.isnan(lse).any()
     np.testing.assert_allclose(out, exp_out, **TOL)
     np.testing.assert_allclose(lse, exp_lse, **TOL)
@@ -174,42 +181,302 @@ def test_causal_queries_before_every_key():
     assert_matches(got, _brute.attention(q, k, v, causal=True, q_offset=-3))
 
 
-def record_update_calls(monkeypatch):
-    calls = []
-    real_update = online_attention.update
 
-    def recording_update(state, scores, v):
-        calls.append(scores.shape)
-        return real_update(state, scores, v)
-
-    monkeypatch.setattr(online_attention, "update", recording_update)
-    return calls
+# ---------------------------------------------------------------- conventions and edges
 
 
-def test_blocks_wholly_in_the_future_are_never_folded(monkeypatch):
-    calls = record_update_calls(monkeypatch)
+def test_empty_state_shapes_and_dtypes():
+    m, l, acc = empty_state(4, 3)
+    assert (m.shape, l.shape, acc.shape) == ((4,), (4,), (4, 3))
+    assert m.dtype == l.dtype == acc.dtype == np.float64
+    assert_rows_saw_nothing((m, l, acc), [0, 1, 2, 3])
+    # np.dtype(...) travels by value; the bare class np.float32 would arrive as a handle.
+    m32, l32, acc32 = empty_state(2, 5, dtype=np.dtype(np.float32))
+    assert m32.dtype == l32.dtype == acc32.dtype == np.float32
+    assert (m32.shape, l32.shape, acc32.shape) == ((2,), (2,), (2, 5))
+    assert_rows_saw_nothing((m32, l32, acc32), [0, 1])
+
+
+def test_update_returns_float64_state_of_the_right_shapes():
+    rng = np.random.default_rng(20)
+    m, l, acc = update(empty_state(3, 4), rng.standard_normal((3, 1)), rng.standard_normal((1, 4)))
+    assert (m.shape, l.shape, acc.shape) == ((3,), (3,), (3, 4))
+    assert m.dtype == l.dtype == acc.dtype == np.float64
+
+
+def test_update_with_a_single_key():
+    # b = 1: the state of one score s is (s, 1, v) exactly; then a second single key.
+    rng = np.random.default_rng(21)
+    s1, s2 = rng.standard_normal((4, 1)), rng.standard_normal((4, 1)) + 1.0
+    v1, v2 = rng.standard_normal((1, 2)), rng.standard_normal((1, 2))
+    m, l, acc = update(empty_state(4, 2), s1, v1)
+    np.testing.assert_allclose(m, s1[:, 0], **TOL)
+    np.testing.assert_allclose(l, np.ones(4), **TOL)
+    np.testing.assert_allclose(acc, np.repeat(v1, 4, axis=0), **TOL)
+    both = update((m, l, acc), s2, v2)
+    assert_matches(finalize(both), _brute.softmax_rows(np.hstack([s1, s2]), np.vstack([v1, v2])))
+
+
+def test_update_keeps_a_row_whose_block_is_fully_masked():
+    # Row 1 has seen real scores; this block is all -inf for it: its state must not move.
+    rng = np.random.default_rng(22)
+    first = rng.standard_normal((3, 4)) + 2.0
+    v1 = rng.standard_normal((4, 2))
+    state = update(empty_state(3, 2), first, v1)
+    second = rng.standard_normal((3, 3)) + 6.0
+    second[1] = -np.inf
+    v2 = rng.standard_normal((3, 2))
+    after = update(state, second, v2)
+    for got, want in zip(after, state):
+        np.testing.assert_allclose(got[1], want[1], **TOL)
+    assert_matches(finalize(after), _brute.softmax_rows(np.hstack([first, second]), np.vstack([v1, v2])))
+
+
+def test_merge_rows_empty_on_one_side_or_the_other():
+    # Row 0 saw keys only in a, row 1 only in b, row 2 in both with EQUAL maxima, row 3 in neither.
+    rng = np.random.default_rng(23)
+    sa, sb = rng.standard_normal((4, 3)), rng.standard_normal((4, 5))
+    sa[[1, 3]] = -np.inf
+    sb[[0, 3]] = -np.inf
+    sb[2, 0] = sa[2].max() + 0.0  # tie of the two running maxima in row 2
+    sb[2, 1:] = np.minimum(sb[2, 1:], sa[2].max() - 0.5)
+    va, vb = rng.standard_normal((3, 2)), rng.standard_normal((5, 2))
+    a = update(empty_state(4, 2), sa, va)
+    b = update(empty_state(4, 2), sb, vb)
+    expected = _brute.softmax_rows(np.hstack([sa, sb]), np.vstack([va, vb]))
+    for merged in (merge(a, b), merge(b, a)):
+        assert_matches(finalize(merged), expected)
+        assert_rows_saw_nothing(merged, [3])
+        assert merged[0].dtype == merged[1].dtype == merged[2].dtype == np.float64
+
+
+def test_finalize_of_a_given_state():
+    # Independent arithmetic: out = acc / l and lse = m + log(l), with a row that saw nothing.
+    m = np.array([1000.0, -np.inf, -5.0, 0.25])
+    l = np.array([2.5, 0.0, 0.5, 1.0])
+    acc = np.array([[5.0, -2.5], [0.0, 0.0], [1.0, 0.25], [3.0, 4.0]])
+    out, lse = finalize((m, l, acc))
+    np.testing.assert_allclose(out, [[2.0, -1.0], [0.0, 0.0], [2.0, 0.5], [3.0, 4.0]], **TOL)
+    np.testing.assert_allclose(lse, [1000.0 + math.log(2.5), -np.inf, -5.0 + math.log(0.5), 0.25], **TOL)
+    assert out.dtype == lse.dtype == np.float64 and out.shape == (4, 2) and lse.shape == (4,)
+
+
+def test_scale_zero_is_used_not_replaced_by_the_default():
+    # scale = 0: every score is 0, so out is the plain mean of the attended values and
+    # lse = log(number of attended keys); the default 1/sqrt(d) would give other numbers.
+    q, k, v = make_qkv(24, 5, 7)
+    out, lse = attention(q, k, v, block_q=2, block_k=3, scale=0.0)
+    np.testing.assert_allclose(out, np.tile(v.mean(axis=0), (5, 1)), **TOL)
+    np.testing.assert_allclose(lse, np.full(5, math.log(7)), **TOL)
+    out, lse = attention(q, k, v, block_q=2, block_k=3, scale=0.0, causal=True, q_offset=1)
+    counts = np.minimum(np.arange(5) + 2, 7)
+    np.testing.assert_allclose(lse, np.log(counts), **TOL)
+    np.testing.assert_allclose(out, np.array([v[:c].mean(axis=0) for c in counts]), **TOL)
+
+
+def test_negative_scale_and_unit_dimensions():
+    # d = 1 and d_v = 1 (size-1 trailing dims), a negative explicit scale.
+    q, k, v = make_qkv(25, 6, 9, d=1, d_v=1)
+    assert_matches(attention(q, k, v, block_q=4, block_k=2, scale=-0.8),
+                   _brute.attention(q, k, v, scale=-0.8))
+    assert_matches(attention(q, k, v, block_q=4, block_k=2, causal=True, q_offset=2),
+                   _brute.attention(q, k, v, causal=True, q_offset=2))
+
+
+def test_single_query_single_key():
+    q, k, v = make_qkv(26, 1, 1, d=3, d_v=2)
+    out, lse = attention(q, k, v)
+    np.testing.assert_allclose(out, v, **TOL)
+    np.testing.assert_allclose(lse, [math.fsum(q[0] * k[0]) / math.sqrt(3)], **TOL)
+
+
+def test_decode_queries_at_the_end_of_the_keys():
+    # One and then three new queries against 23 cached keys: q_offset = n_k - n_q.
+    for n_q in (1, 3):
+        q, k, v = make_qkv(27 + n_q, n_q, 23)
+        assert_matches(attention(q, k, v, block_q=2, block_k=5, causal=True, q_offset=23 - n_q),
+                       _brute.attention(q, k, v, causal=True, q_offset=23 - n_q))
+
+
+def test_q_offset_past_every_key_sees_every_key():
+    q, k, v = make_qkv(30, 5, 9)
+    assert_matches(attention(q, k, v, block_q=2, block_k=4, causal=True, q_offset=40),
+                   _brute.attention(q, k, v))
+
+
+def test_q_offset_is_ignored_without_causal():
+    q, k, v = make_qkv(31, 6, 10)
+    for offset in (-4, 3):
+        assert_matches(attention(q, k, v, block_q=4, block_k=3, q_offset=offset),
+                       _brute.attention(q, k, v))
+
+
+def test_default_block_sizes_are_64():
+    q, k, v = make_qkv(32, 130, 70, d=4, d_v=2)
+    record = PROBE.record_attention(q, k, v, {})
+    shapes = sorted(c["scores"].shape for c in record["calls"])
+    assert shapes == sorted((r, c) for r in (64, 64, 2) for c in (64, 6))
+
+
+# ---------------------------------------------------------------- how the work is split
+
+
+def expected_pairs(q, k, v, block_q, block_k, causal, q_offset, scale):
+    """{(tile, block): (row range, scores with -inf where masked, values)} of every pair that
+    must reach update(), computed here in float64 from the prompt's definition."""
+    n_q, n_k = q.shape[0], k.shape[0]
+    scale = 1.0 / math.sqrt(q.shape[1]) if scale is None else scale
+    pairs, tiles = {}, []
+    for t, q_start in enumerate(range(0, n_q, block_q)):
+        q_end = min(q_start + block_q, n_q)
+        tiles.append((q_start, q_end))
+        last_query = q_offset + q_end - 1
+        for u, k_start in enumerate(range(0, n_k, block_k)):
+            k_end = min(k_start + block_k, n_k)
+            if causal and k_start > last_query:
+                continue  # every key of the block is after every query of the tile
+            s = np.array([[scale * math.fsum(q[i] * k[j]) for j in range(k_start, k_end)]
+                          for i in range(q_start, q_end)])
+            if causal:
+                allowed = np.arange(k_start, k_end)[None, :] <= q_offset + np.arange(q_start, q_end)[:, None]
+                s = np.where(allowed, s, -np.inf)
+            pairs[(t, u)] = (s, v[k_start:k_end])
+    return pairs, tiles
+
+
+def same_scores(got, want):
+    """Same shape, -inf exactly where masked, the rest equal up to rounding (see TOL)."""
+    if got.shape != want.shape or not np.array_equal(np.isneginf(got), np.isneginf(want)):
+        return False
+    finite = np.isfinite(want)
+    return bool(np.all(np.isfinite(got[finite]))
+                and np.allclose(got[finite], want[finite], **TOL))
+
+
+def is_empty_state(state, rows, d_v):
+    m, l, acc = state
+    return (m.shape == (rows,) and l.shape == (rows,) and acc.shape == (rows, d_v)
+            and bool(np.all(np.isneginf(m))) and not l.any() and not acc.any())
+
+
+def check_tiling(q, k, v, block_q=64, block_k=64, causal=False, q_offset=0, scale=None):
+    kwargs = dict(block_q=block_q, block_k=block_k, causal=causal, q_offset=q_offset, scale=scale)
+    record = PROBE.record_attention(q, k, v, kwargs)
+    pairs, tiles = expected_pairs(q, k, v, block_q, block_k, causal, q_offset, scale)
+    # 1. every call is one (tile, block) pair with that pair's scores and values, each pair once
+    per_tile = {t: [] for t in range(len(tiles))}
+    unmatched = dict(pairs)
+    for call in record["calls"]:
+        found = [key for key, (s, vb) in unmatched.items()
+                 if same_scores(call["scores"], s) and call["v"].shape == vb.shape
+                 and np.array_equal(call["v"], vb)]
+        assert found, (f"update() got scores of shape {call['scores'].shape} that are no remaining "
+                       "(query tile, key block) pair's masked scores with its values")
+        per_tile[found[0][0]].append(call)
+        del unmatched[found[0]]
+    assert not unmatched, f"pairs never passed to update(): {sorted(unmatched)}"
+    # 2. each tile starts from the empty state and threads its state from call to call
+    out, lse = record["result"]
+    d_v = v.shape[1]
+    for t, (q_start, q_end) in enumerate(tiles):
+        calls = per_tile[t]
+        if not calls:
+            np.testing.assert_array_equal(out[q_start:q_end], 0.0)
+            np.testing.assert_array_equal(lse[q_start:q_end], -np.inf)
+            continue
+        starts = [c for c in calls if is_empty_state(c["state_in"], q_end - q_start, d_v)]
+        assert len(starts) == 1, f"tile {t}: {len(starts)} update() calls start from the empty state"
+        current, remaining = starts[0], [c for c in calls if c is not starts[0]]
+        while remaining:
+            nxt = [c for c in remaining
+                   if all(np.array_equal(a, b) for a, b in zip(c["state_in"], current["state_out"]))]
+            assert nxt, f"tile {t}: a call to update() did not get the state the previous call returned"
+            current = nxt[0]
+            remaining = [c for c in remaining if c is not current]
+        # 3. the tile's result is finalize of its final state
+        final_out, final_lse = finalize(tuple(current["state_out"]))
+        np.testing.assert_allclose(out[q_start:q_end], final_out, **TOL)
+        np.testing.assert_allclose(lse[q_start:q_end], final_lse, **TOL)
+    assert_matches(tuple(record["result"]),
+                   _brute.attention(q, k, v, causal=causal, q_offset=q_offset, scale=scale))
+    return record
+
+
+def test_blocks_wholly_in_the_future_are_never_folded():
     q, k, v = make_qkv(11, 20, 20)
-    got = attention(q, k, v, block_q=6, block_k=4, causal=True)
+    record = check_tiling(q, k, v, block_q=6, block_k=4, causal=True)
     # Query tiles end at positions 5, 11, 17, 19: they need 2, 3, 5 and 5 key blocks.
-    expected = ([(6, 4)] * 2 + [(6, 4)] * 3 + [(6, 4)] * 5 + [(2, 4)] * 5)
-    assert sorted(calls) == sorted(expected)
-    assert_matches(got, _brute.attention(q, k, v, causal=True))
+    assert len(record["calls"]) == 15
 
 
-def test_every_tile_and_block_is_folded_separately(monkeypatch):
-    calls = record_update_calls(monkeypatch)
+def test_every_tile_and_block_is_folded_separately():
     q, k, v = make_qkv(12, 7, 10)
-    attention(q, k, v, block_q=3, block_k=4)
-    expected = [(rows, cols) for rows in (3, 3, 1) for cols in (4, 4, 2)]
-    assert sorted(calls) == sorted(expected)
+    record = check_tiling(q, k, v, block_q=3, block_k=4)
+    assert len(record["calls"]) == 9
 
 
-def test_inputs_are_not_modified():
+TILINGS = {
+    "tile_before_every_key": (8, 6, 2, 2, -3),    # the first tile attends to nothing at all
+    "decode": (3, 23, 2, 5, 20),                  # the last tile's block 4 is wholly future
+    "offset_past_every_key": (5, 9, 2, 4, 100),   # nothing is skipped
+    "ragged_both": (11, 13, 4, 5, 1),             # last tile and last block short
+}
+
+
+@pytest.mark.parametrize("case", list(TILINGS))
+def test_causal_tiling_hands_update_the_masked_pair_scores(case):
+    n_q, n_k, block_q, block_k, q_offset = TILINGS[case]
+    q, k, v = make_qkv(33, n_q, n_k)
+    check_tiling(q, k, v, block_q=block_q, block_k=block_k, causal=True, q_offset=q_offset)
+
+
+def test_tiling_with_an_explicit_scale():
+    q, k, v = make_qkv(34, 5, 7)
+    check_tiling(q, k, v, block_q=2, block_k=3, scale=0.37)
+
+
+def test_the_full_score_matrix_is_never_built():
+    # 768 x 768 float64 scores would take 4.7 MB. Tiled with 64 x 64 blocks the work needs
+    # a few 64 x 64 blocks at a time (the reference peaks near 0.15 MB of traced memory);
+    # a quarter of the full matrix (1.2 MB) is an 8x margin over that and still far below
+    # any full score matrix (float32 would be 2.4 MB).
+    n = 768
+    q, k, v = make_qkv(35, n, n)
+    peak = PROBE.peak_memory(q, k, v, dict(block_q=64, block_k=64))
+    assert peak < n * n * 8 / 4, f"attention() peaked at {peak} bytes: a full score matrix?"
+
+
+# ---------------------------------------------------------------- no modification, no aliasing
+
+
+def flat_arrays(value):
+    if isinstance(value, np.ndarray):
+        return [value]
+    return [a for part in value for a in flat_arrays(part)]
+
+
+def assert_untouched_and_new(name, args, kwargs=None):
+    before = [a.copy() for a in flat_arrays(args)]
+    seen = PROBE.call_and_inspect(name, args, kwargs or {})
+    for got, want in zip(flat_arrays(seen["args_after"]), before):
+        np.testing.assert_array_equal(got, want, err_msg=f"{name}() modified an argument")
+    assert not any(seen["shares_memory"]), f"{name}() returned an array that shares memory with an argument"
+    return seen["result"]
+
+
+def test_inputs_are_not_modified_and_results_are_new_arrays():
     rng = np.random.default_rng(13)
     a = update(empty_state(3, 2), rng.standard_normal((3, 4)), rng.standard_normal((4, 2)))
     b = update(empty_state(3, 2), rng.standard_normal((3, 5)) + 2.0, rng.standard_normal((5, 2)))
-    a_before, b_before = copy_state(a), copy_state(b)
-    update(a, rng.standard_normal((3, 2)) + 5.0, rng.standard_normal((2, 2)))
-    merge(a, b)
-    for got, want in zip(a + b, a_before + b_before):
-        np.testing.assert_array_equal(got, want)
+    scores = rng.standard_normal((3, 2)) + 5.0
+    scores[0, 1] = -np.inf
+    assert_untouched_and_new("update", [a, scores, rng.standard_normal((2, 2))])
+    assert_untouched_and_new("update", [empty_state(3, 2), np.full((3, 2), -np.inf), rng.standard_normal((2, 2))])
+    assert_untouched_and_new("merge", [a, b])
+    assert_untouched_and_new("merge", [a, empty_state(3, 2)])
+    assert_untouched_and_new("merge", [empty_state(3, 2), b])
+    assert_untouched_and_new("finalize", [a])
+    assert_untouched_and_new("finalize", [empty_state(3, 2)])
+    q, k, v = make_qkv(36, 5, 6)
+    assert_untouched_and_new("attention", [q, k, v], dict(block_q=2, block_k=4, causal=True, q_offset=1))
+    assert_untouched_and_new("attention", [q, k, v], dict(block_q=8, block_k=8, scale=0.5))

@@ -1,14 +1,22 @@
-"""AST checks of the required shape of sales.py."""
+"""AST checks of the required shape of sales.py (the solver's text, parsed, never executed)."""
 import ast
 import pathlib
+
+from sb.judge import solution_source
 
 # compile: re.compile patterns; field: dataclass fields (their default_factory runs per
 # instance); namedtuple/NamedTuple/TypeVar build types, not shared containers.
 IMMUTABLE_CALLS = {"frozenset", "tuple", "compile", "field", "namedtuple", "NamedTuple", "TypeVar"}
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def module_tree() -> ast.Module:
-    return ast.parse((pathlib.Path.cwd() / "sales.py").read_text(encoding="utf-8"))
+    return ast.parse(solution_source("sales.py"))
+
+
+def original_tree() -> ast.Module:
+    """The original sales.py (a hidden copy), for the docstring and signature it must keep."""
+    return ast.parse((pathlib.Path(__file__).parent / "_original_sales.py").read_text(encoding="utf-8"))
 
 
 def _immutable(node: ast.AST) -> bool:
@@ -27,8 +35,23 @@ def _immutable(node: ast.AST) -> bool:
     return False
 
 
-def _assignments(body):
+def _statements(body):
+    """Every statement that runs at this level: into if/try/with/for/while blocks (they run
+    at import or class creation too), never into a function or class body."""
     for statement in body:
+        yield statement
+        if isinstance(statement, FUNCTIONS + (ast.ClassDef,)):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(statement, name, None) or [])
+        for handler in getattr(statement, "handlers", None) or []:
+            yield from _statements(handler.body)
+        for case in getattr(statement, "cases", None) or []:
+            yield from _statements(case.body)
+
+
+def _assignments(body):
+    for statement in _statements(body):
         if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and statement.value is not None:
             yield statement
 
@@ -48,7 +71,7 @@ def global_statements(tree: ast.Module) -> list[int]:
 
 def mutable_defaults(tree: ast.Module) -> list[str]:
     found = []
-    for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))):
+    for function in (n for n in ast.walk(tree) if isinstance(n, FUNCTIONS + (ast.Lambda,))):
         defaults = function.args.defaults + [d for d in function.args.kw_defaults if d is not None]
         found += [f"line {d.lineno}" for d in defaults if not _immutable(d)]
     return found
@@ -64,6 +87,14 @@ def top_level_function(tree: ast.Module, name: str):
 def calls_name(function: ast.FunctionDef, name: str) -> bool:
     """True when the function refers to `name` (a direct call, or handing it to map())."""
     return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(function))
+
+
+def parameters(function: ast.FunctionDef) -> dict:
+    """The parameter list as plain data, to compare with the original's."""
+    args = function.args
+    return {"positional": [a.arg for a in args.posonlyargs + args.args],
+            "vararg": args.vararg is not None, "kwonly": [a.arg for a in args.kwonlyargs],
+            "kwarg": args.kwarg is not None, "defaults": len(args.defaults)}
 
 
 def shape_problems() -> list[str]:

@@ -46,7 +46,7 @@ class _Scanner:
                 self.i += 2
                 self.line += 1
                 continue
-            if c == "\n":
+            if c in "\r\n":  # a lone \r or \n: a line break, kept as it is
                 self.line += 1
             out.append(c)
             self.i += 1

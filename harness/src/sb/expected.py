@@ -1,0 +1,91 @@
+"""The reference's test ids, graded once per task content and toolchain, cached on disk.
+
+Every grading of a solution compares its record with these ids, so they must come from
+the reference graded on this very toolchain. A sweep, `sb grade`, `sb mutants` and a
+second sweep of another model share one cache entry instead of grading the reference
+again each time. The cache lives outside every sandbox (`$SB_CACHE_DIR`, else
+`$XDG_CACHE_HOME/scratchbench`, else `~/.cache/scratchbench`); a corrupt or foreign entry
+is ignored and rewritten, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from sb.outcome import Outcome, Status
+
+
+@dataclass(frozen=True)
+class ReferenceIds:
+    """What grading the reference gave: its test ids, or the failure that makes the task
+    ungradable here (then `ids` is None and `failure` says why)."""
+
+    ids: list | None
+    failure: Outcome | None = None
+    outcome: Outcome | None = None  # the reference's own Outcome, when it was graded now
+
+    @property
+    def ok(self) -> bool:
+        return self.ids is not None
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("SB_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "scratchbench"
+
+
+def cache_key(task) -> str:
+    from sb.toolchain import fingerprint
+    return hashlib.sha256(f"{task.slug}\0{task.content_hash}\0{fingerprint()}".encode()).hexdigest()[:24]
+
+
+def reference_ids(task, sandbox, use_cache: bool = True) -> ReferenceIds:
+    """The ids from the cache, or from grading the reference now (and caching them)."""
+    path = cache_dir() / "expected" / f"{task.slug}-{cache_key(task)}.json"
+    cached = _read(path, task) if use_cache else None
+    if cached is not None:
+        return ReferenceIds(cached)
+    from sb.grading import grade
+    reference = grade(task, task.reference_files, sandbox)
+    if not reference.passed:
+        failure = Outcome(task.slug, Status.COLLECTION_ERROR,
+                          detail=f"the task's reference does not pass here: {reference.summary()}")
+        return ReferenceIds(None, failure, reference)
+    record(task, reference)
+    return ReferenceIds(reference.test_ids, None, reference)
+
+
+def record(task, reference: Outcome) -> None:
+    """Cache a passing reference's ids (validate and mutants call this after their own run)."""
+    if not reference.passed:
+        return
+    path = cache_dir() / "expected" / f"{task.slug}-{cache_key(task)}.json"
+    doc = {"slug": task.slug, "content_hash": task.content_hash, "ids": reference.test_ids}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as handle:
+            json.dump(doc, handle)
+        os.replace(handle.name, path)
+    except OSError:
+        pass  # a read-only cache costs a regrade next time, nothing else
+
+
+def _read(path: Path, task):
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    ids = doc.get("ids") if isinstance(doc, dict) else None
+    if doc.get("slug") != task.slug or doc.get("content_hash") != task.content_hash:
+        return None
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+        return None
+    return ids

@@ -1,0 +1,237 @@
+"""Runs in the solution's process: files, threads and processes the tests need live.
+
+The judge cannot see the worker's files, so database paths are made here. Threads and
+child processes that deliver webhooks also run here, next to the solution, and every
+function returns plain observations (outcomes, fulfil calls, errors as text). No
+expected value and no oracle lives in this file: the tests decide what is right.
+"""
+
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import webhooks
+from webhooks import WebhookHandler
+
+HANG_GUARD_S = 60  # a child process or thread still running after this long is stuck
+
+
+def new_db_path():
+    """A path in a fresh folder of the worker's scratch space; the file does not exist."""
+    return os.path.join(tempfile.mkdtemp(prefix="payments-"), "payments.db")
+
+
+def make_empty_file(path):
+    """A zero-byte file at `path`, as a deployment script's `touch` leaves it."""
+    with open(path, "wb"):
+        pass
+
+
+def make_foreign_table(path, rows):
+    """The application's own table in the database file, before any handler opens it."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("CREATE TABLE orders (order_id TEXT PRIMARY KEY, total INTEGER NOT NULL)")
+        conn.executemany("INSERT INTO orders VALUES (?, ?)", [tuple(r) for r in rows])
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def read_foreign_table(path):
+    conn = sqlite3.connect(path)
+    try:
+        return [list(r) for r in conn.execute("SELECT order_id, total FROM orders ORDER BY order_id")]
+    finally:
+        conn.close()
+
+
+def _describe(exc):
+    return f"{type(exc).__name__}: {exc}"
+
+
+class _Fulfil:
+    """Records every call with the calling thread; sleeps a seeded, jittered time in it.
+
+    The sleep is the window a wrong implementation races through: while one delivery
+    sits in fulfilment, every other released thread runs (sleep frees the GIL)."""
+
+    def __init__(self, pause_s, seed):
+        self.calls = []
+        self._pause_s = pause_s
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+
+    def __call__(self, payment_id, amount):
+        with self._lock:
+            self.calls.append([payment_id, amount, threading.get_ident()])
+            pause = self._pause_s * (0.5 + self._rng.random())
+        time.sleep(pause)
+
+
+def run_threads(db_path, plans, shared, pause_s, seed, status_readers=0, status_ids=()):
+    """One real thread per plan; a plan is a list of rounds, a round a list of events.
+
+    Before every round all delivering threads meet at a barrier, so each round's
+    deliveries start together. `shared`: one handler for all threads, else one handler
+    per thread (as several processes would). `status_readers` extra threads call
+    `status` on `status_ids` until the deliveries end. Returns, per thread, the
+    [event id, outcome] of each delivery (outcome "error: ..." when handle raised), the
+    fulfil calls as [payment_id, amount, on_the_delivering_thread], and status errors."""
+    fulfil = _Fulfil(pause_s, seed)
+    n = len(plans)
+    handlers = [WebhookHandler(db_path, fulfil)] * n if shared else [WebhookHandler(db_path, fulfil)
+                                                                       for _ in range(n)]
+    rounds = max(len(p) for p in plans)
+    barrier = threading.Barrier(n)
+    results = [[] for _ in range(n)]
+    idents = [None] * n
+    failures = []
+    done = threading.Event()
+    status_errors, status_seen = [], []
+
+    def deliver(i):
+        idents[i] = threading.get_ident()
+        try:
+            for r in range(rounds):
+                barrier.wait(HANG_GUARD_S)
+                for evt in (plans[i][r] if r < len(plans[i]) else []):
+                    try:
+                        results[i].append([evt["id"], handlers[i].handle(dict(evt))])
+                    except Exception as exc:  # reported to the judge as text
+                        results[i].append([evt["id"], "error: " + _describe(exc)])
+        except BaseException as exc:  # a broken barrier, say
+            failures.append(_describe(exc))
+
+    def read_status():
+        reader = WebhookHandler(db_path, fulfil) if not shared else handlers[0]
+        while not done.is_set():
+            for pid in status_ids:
+                try:
+                    status_seen.append(reader.status(pid))
+                except Exception as exc:
+                    status_errors.append(_describe(exc))
+            time.sleep(0.001)
+
+    threads = [threading.Thread(target=deliver, args=(i,), daemon=True) for i in range(n)]
+    readers = [threading.Thread(target=read_status, daemon=True) for _ in range(status_readers)]
+    for t in readers + threads:
+        t.start()
+    for t in threads:
+        t.join(HANG_GUARD_S)
+    done.set()
+    for t in readers:
+        t.join(HANG_GUARD_S)
+    stuck = sum(t.is_alive() for t in threads + readers)
+    by_ident = {ident: i for i, ident in enumerate(idents)}
+    calls = [[pid, amount, ident in by_ident] for pid, amount, ident in fulfil.calls]
+    return {"results": results, "calls": calls, "failures": failures, "stuck": stuck,
+            "status_errors": status_errors[:5], "status_reads": len(status_seen),
+            "status_values": sorted({str(v) for v in status_seen})}
+
+
+def fulfil_thread_and_timing(db_path, evt):
+    """Deliver one event from a fresh thread; report on which thread fulfil ran and
+    whether it had already run when handle returned."""
+    seen = {}
+    calls = []
+
+    def fulfil(payment_id, amount):
+        calls.append([payment_id, amount])
+        seen["fulfil_thread"] = threading.get_ident()
+
+    def body():
+        seen["caller_thread"] = threading.get_ident()
+        handler = WebhookHandler(db_path, fulfil)
+        seen["outcome"] = handler.handle(dict(evt))
+        seen["calls_at_return"] = [list(c) for c in calls]
+
+    t = threading.Thread(target=body, daemon=True)
+    t.start()
+    t.join(HANG_GUARD_S)
+    time.sleep(0.05)  # a fulfilment left running in the background shows up by now
+    return {"outcome": seen.get("outcome"), "calls_at_return": seen.get("calls_at_return"),
+            "calls_later": [list(c) for c in calls],
+            "same_thread": "fulfil_thread" in seen and seen["fulfil_thread"] == seen.get("caller_thread")}
+
+
+# A child process: its own interpreter importing the solution from the solution's folder,
+# one handler on the shared database file, a fulfil that records and sleeps. The parent
+# releases every child's round at once (a line on each stdin), so the children's
+# deliveries overlap the way two worker processes of a web service do.
+_CHILD = r"""
+import json, random, sys, time
+sys.path.insert(0, sys.argv[1])
+from webhooks import WebhookHandler
+spec = json.loads(sys.stdin.readline())
+rng = random.Random(spec["seed"])
+calls = []
+def fulfil(payment_id, amount):
+    calls.append([payment_id, amount])
+    time.sleep(spec["pause_s"] * (0.5 + rng.random()))
+handler = WebhookHandler(spec["db_path"], fulfil)
+results = []
+for events in spec["rounds"]:
+    print("ready", flush=True)
+    if sys.stdin.readline().strip() != "go":
+        break
+    for evt in events:
+        try:
+            results.append([evt["id"], handler.handle(evt)])
+        except Exception as exc:
+            results.append([evt["id"], "error: %s: %s" % (type(exc).__name__, exc)])
+print(json.dumps({"results": results, "calls": calls}), flush=True)
+"""
+
+
+def run_processes(db_path, plans, pause_s, seed):
+    """One child process per plan (a list of rounds of events), rounds released together.
+
+    Returns, per process, its [event id, outcome] list and fulfil calls, plus any
+    problem starting or talking to a child as text."""
+    solution_dir = os.path.dirname(os.path.abspath(webhooks.__file__))
+    rounds = max(len(p) for p in plans)
+    children, problems = [], []
+    for i, plan in enumerate(plans):
+        spec = {"db_path": db_path, "pause_s": pause_s, "seed": seed * 1000 + i,
+                "rounds": [plan[r] if r < len(plan) else [] for r in range(rounds)]}
+        child = subprocess.Popen([sys.executable, "-s", "-B", "-c", _CHILD, solution_dir],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, cwd=solution_dir)
+        child.stdin.write(json.dumps(spec) + "\n")
+        child.stdin.flush()
+        children.append(child)
+    try:
+        for _ in range(rounds):
+            for child in children:
+                line = child.stdout.readline().strip()
+                if line != "ready":
+                    problems.append(f"a child said {line!r} instead of ready")
+            for child in children:  # released back to back: microseconds apart
+                try:
+                    child.stdin.write("go\n")
+                    child.stdin.flush()
+                except OSError as exc:  # the child died; its stderr is reported below
+                    problems.append(f"a child stopped listening: {exc}")
+        outputs = []
+        for child in children:
+            out, err = child.communicate(timeout=HANG_GUARD_S)
+            lines = [ln for ln in out.splitlines() if ln.strip()]
+            try:
+                outputs.append(json.loads(lines[-1]))
+            except (IndexError, ValueError):
+                problems.append(f"child exited {child.returncode} without a report: {err[-800:]}")
+                outputs.append({"results": [], "calls": []})
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    return {"results": [o["results"] for o in outputs], "calls": [c for o in outputs for c in o["calls"]],
+            "problems": problems}

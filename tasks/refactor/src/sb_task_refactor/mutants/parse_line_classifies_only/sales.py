@@ -1,0 +1,45 @@
+"""Summarise a day's sales log."""
+
+
+def parse_line(line):
+    """Parse one log line.
+
+    Returns None for a blank line or a comment, (sku, quantity, cents) for a usable sale,
+    and raises ValueError for a line that cannot be used.
+    """
+    line = line.strip()
+    if not line or line.startswith("#"):
+        return None
+    fields = line.split(",")
+    if len(fields) != 3:
+        raise ValueError(f"expected 3 fields, got {len(fields)}")
+    sku = fields[0].strip().upper()
+    quantity = int(fields[1])
+    cents = round(float(fields[2]) * 100)
+    if not sku or quantity <= 0 or cents < 0:
+        raise ValueError("empty SKU, non-positive quantity or negative price")
+    return sku, quantity, cents
+
+
+def summarize(lines):
+    """Summarise the lines of a sales log.
+
+    Each line reads "sku,quantity,unit_price". Returns (totals, errors): totals maps each
+    SKU to its revenue in cents, in SKU order; errors lists the 1-based numbers of the
+    lines that could not be used. Blank lines and lines starting with "#" are skipped.
+    """
+    totals = {}
+    errors = []
+    for line_number, line in enumerate(lines, start=1):
+        try:
+            sale = parse_line(line)
+        except ValueError:
+            errors.append(line_number)
+            continue
+        if sale is None:
+            continue
+        fields = line.strip().split(",")
+        sku = fields[0].strip().upper()
+        quantity, cents = int(fields[1]), round(float(fields[2]) * 100)
+        totals[sku] = totals.get(sku, 0) + quantity * cents
+    return dict(sorted(totals.items())), errors
