@@ -1,37 +1,116 @@
-"""The bubblewrap sandbox's added cost per grading, measured side by side in one run.
+"""What a grading costs, measured side by side in one run: bare pytest, the single-process
+grading this project used before the judge/worker split, and the two-process grading.
 
-    python benchmarks/sandbox_overhead.py [SLUG] [ROUNDS]
+    python benchmarks/sandbox_overhead.py [SLUG ...] [--rounds N]
 
-Grades the task's reference ROUNDS times under each isolation, interleaved so machine
-load hits both alike, and prints the medians and the difference.
+Default tasks: softmax_stability (numpy) and chunked_batchnorm_backward (torch). For each,
+the reference is graded ROUNDS times each way, interleaved so machine load hits all three
+alike, and the medians are printed with the added seconds per grading:
+
+- bare pytest: `python -m pytest -q` over the hidden tests, the reference on sys.path, no
+  sandbox, no record;
+- single process: the old runner (`harness/src/sb/_runner.py` at commit a614a88, taken
+  from git) importing the solution itself, in the same bubblewrap jail;
+- two processes: `sb.grading.grade` as it is now (judge + worker, each in bwrap).
 """
 
+from __future__ import annotations
+
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from sb.catalog import load_tasks
-from sb.grading import grade
+from sb.grading import PINNED_ENV, _RecordReader, grade, write_files
+from sb.sandbox.base import Job
 from sb.sandbox.bwrap import BwrapSandbox
-from sb.sandbox.plain import PlainSandbox
+from sb.sandbox.view import JUDGE_DISTRIBUTIONS, python_view
+
+OLD_RUNNER_COMMIT = "a614a88"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def old_runner() -> bytes:
+    return subprocess.run(["git", "show", f"{OLD_RUNNER_COMMIT}:harness/src/sb/_runner.py"], cwd=REPO,
+                          capture_output=True, check=True).stdout
+
+
+def _layout(root: Path, task) -> dict:
+    layout = {n: root / n for n in ("solution", "hidden_tests", "harness", "scratch")}
+    for path in layout.values():
+        path.mkdir()
+    write_files(layout["solution"], task.reference_files)
+    write_files(layout["hidden_tests"], task.hidden_test_files)
+    (layout["scratch"] / "tmp").mkdir()
+    return layout
+
+
+def bare_pytest(task) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        layout = _layout(Path(tmp), task)
+        env = {**os.environ, **PINNED_ENV, "PYTHONPATH": str(layout["solution"])}
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(layout["hidden_tests"])],
+                              cwd=layout["solution"], env=env, capture_output=True)
+        elapsed = time.perf_counter() - start
+    assert done.returncode == 0, done.stdout.decode()[-2000:]
+    return elapsed
+
+
+def single_process(task, runner: bytes) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        layout = _layout(Path(tmp), task)
+        (layout["harness"] / "runner.py").write_bytes(runner)
+        (layout["harness"] / "pytest.ini").write_text("[pytest]\n")
+        view = python_view(tuple(task.meta.deps), JUDGE_DISTRIBUTIONS)
+        read_fd, write_fd = os.pipe()
+        reader = _RecordReader(read_fd)
+        env = {"PATH": "/usr/bin:/bin", **PINNED_ENV, "HOME": str(layout["scratch"]),
+               "TMPDIR": str(layout["scratch"] / "tmp")}
+        argv = [sys.executable, "-s", "-B", "-P", str(layout["harness"] / "runner.py"), str(layout["solution"]),
+                str(layout["hidden_tests"]), str(layout["harness"] / "pytest.ini"), str(write_fd), ",".join(task.meta.deps)]
+        job = Job(argv=argv, cwd=layout["solution"], env=env, timeout_s=task.meta.time_limit_s,
+                  writable=(layout["solution"], layout["scratch"]), masked=view.masked, pass_fds=(write_fd,),
+                  readable=(*view.readable, str(layout["harness"]), str(layout["hidden_tests"])))
+        start = time.perf_counter()
+        BwrapSandbox().run(job)
+        elapsed = time.perf_counter() - start
+        record = reader.finish()
+    outcomes = record.test_outcomes()
+    assert record.ended and outcomes and all(v == "passed" for v in outcomes.values()), "old runner did not pass"
+    return elapsed
+
+
+def two_processes(task, expected: list) -> float:
+    start = time.perf_counter()
+    outcome = grade(task, task.reference_files, BwrapSandbox(), expected)
+    elapsed = time.perf_counter() - start
+    assert outcome.passed, outcome.summary()
+    return elapsed
 
 
 def main() -> None:
-    slug = sys.argv[1] if len(sys.argv) > 1 else "bpe_merge_order"
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    task = load_tasks()[slug]
-    timings = {"none": [], "bwrap": []}
-    for _ in range(rounds):
-        for sandbox in (PlainSandbox(), BwrapSandbox()):
-            start = time.perf_counter()
-            outcome = grade(task, task.reference_files, sandbox)
-            timings[sandbox.name].append(time.perf_counter() - start)
-            assert outcome.passed, outcome.summary()
-    plain, jailed = statistics.median(timings["none"]), statistics.median(timings["bwrap"])
-    print(f"task {slug}, {rounds} gradings each (median wall seconds)")
-    print(f"  isolation none : {plain:.3f}s")
-    print(f"  isolation bwrap: {jailed:.3f}s")
-    print(f"  added by bwrap : {jailed - plain:+.3f}s per grading ({jailed / plain:.2f}x)")
+    args = sys.argv[1:]
+    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 7
+    slugs = [a for i, a in enumerate(args) if not a.startswith("--") and (i == 0 or args[i - 1] != "--rounds")]
+    slugs = slugs or ["softmax_stability", "chunked_batchnorm_backward"]
+    tasks, runner = load_tasks(), old_runner()
+    print(f"median wall seconds per grading of the reference, {rounds} rounds, interleaved")
+    print(f"{'task':30} {'bare pytest':>12} {'1 process':>10} {'2 processes':>12} {'2p - 1p':>9} {'2p - bare':>10}")
+    for slug in slugs:
+        task = tasks[slug]
+        expected = grade(task, task.reference_files, BwrapSandbox()).test_ids
+        timings = {"bare": [], "one": [], "two": []}
+        for _ in range(rounds):
+            timings["bare"].append(bare_pytest(task))
+            timings["one"].append(single_process(task, runner))
+            timings["two"].append(two_processes(task, expected))
+        bare, one, two = (statistics.median(timings[k]) for k in ("bare", "one", "two"))
+        print(f"{slug:30} {bare:12.3f} {one:10.3f} {two:12.3f} {two - one:+9.3f} {two - bare:+10.3f}")
 
 
 if __name__ == "__main__":

@@ -22,9 +22,29 @@ from webhooks import WebhookHandler
 HANG_GUARD_S = 60  # a child process or thread still running after this long is stuck
 
 
+_made = []
+
+
+def _scratch_root():
+    """A memory-backed folder when there is one (the sandbox mounts a fresh /dev/shm):
+    a commit there costs about a millisecond instead of a disk flush, so the tests stay
+    fast without changing anything the solution may do."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
 def new_db_path():
     """A path in a fresh folder of the worker's scratch space; the file does not exist."""
-    return os.path.join(tempfile.mkdtemp(prefix="payments-"), "payments.db")
+    folder = tempfile.mkdtemp(prefix="sb-payments-", dir=_scratch_root())
+    _made.append(folder)
+    return os.path.join(folder, "payments.db")
+
+
+def cleanup():
+    """Remove every folder new_db_path made (the worker exits without running atexit)."""
+    import shutil
+    while _made:
+        shutil.rmtree(_made.pop(), ignore_errors=True)
 
 
 def make_empty_file(path):

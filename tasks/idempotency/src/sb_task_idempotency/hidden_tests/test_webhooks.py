@@ -32,7 +32,9 @@ OUTCOMES = {"processed", "stale", "duplicate"}
 
 @pytest.fixture
 def db_path():
-    return P.new_db_path()
+    path = P.new_db_path()
+    yield path
+    P.cleanup()
 
 
 def succeeded(event_id, payment_id, amount, sequence):

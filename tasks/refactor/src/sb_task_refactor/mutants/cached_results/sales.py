@@ -29,16 +29,16 @@ def summarize(lines):
     SKU to its revenue in cents, in SKU order; errors lists the 1-based numbers of the
     lines that could not be used. Blank lines and lines starting with "#" are skipped.
     """
-    return _summarize(tuple(lines))
+    return _summarize(tuple(lines), parse_line)
 
 
 @functools.lru_cache(maxsize=256)
-def _summarize(lines):
+def _summarize(lines, parse):
     totals = {}
     errors = []
     for line_number, line in enumerate(lines, start=1):
         try:
-            sale = parse_line(line)
+            sale = parse(line)
         except ValueError:
             errors.append(line_number)
             continue

@@ -1,0 +1,16 @@
+"""Parse compact duration strings such as "1h30m" into whole seconds."""
+import re
+
+_UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+_DURATION = re.compile(r"(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s|([0-9]+))?")
+
+
+def parse_duration(text: str) -> int:
+    """Return the number of seconds that `text` denotes; raise ValueError if it is malformed."""
+    if not isinstance(text, str):
+        raise TypeError("text must be a str")
+    match = _DURATION.fullmatch(text.strip())
+    if match is None or not any(match.groups()) or (match.group(5) and not any(match.groups()[:4])):
+        raise ValueError(f"malformed duration: {text!r}")
+    return sum(int(value) * _UNIT_SECONDS[unit]
+               for value, unit in zip(match.groups(), "dhmss") if value is not None)
