@@ -43,11 +43,29 @@ def test_undeclared_files_are_dropped_and_recorded(fixture_task, plain_sandbox):
     assert outcome.dropped_files == ["conftest.py", "notes/x.txt"]
 
 
-def test_a_skipped_test_is_not_a_pass(fixture_task, plain_sandbox):
+def test_a_solution_cannot_make_a_test_skip(fixture_task, plain_sandbox):
     skipping = {"adder.py": b"import pytest\ndef add(a, b):\n    pytest.skip('no')\n"}
     outcome = grade(fixture_task, skipping, plain_sandbox, expected_ids(fixture_task, plain_sandbox))
     assert outcome.status == Status.FAILED
-    assert outcome.counts["skipped"] == 5
+    assert outcome.counts["failed"] == 5  # a skip raised in the worker is an error here, never a skip
+
+
+def test_a_skipped_test_is_not_a_pass(task_copy, plain_sandbox):
+    from sb.task import load_task_dir
+    folder = task_copy()
+    (folder / "hidden_tests" / "test_skips.py").write_text(
+        "import os, pytest\nfrom adder import add\n\ndef test_sometimes_skipped():\n"
+        "    if os.environ.get('SB_TEST_SKIP_NOW') or add(1, 1) == 2 and os.path.exists('skip-me'):\n"
+        "        pytest.skip('asked to')\n    assert add(1, 1) == 2\n")
+    task = load_task_dir(folder, package="skips")
+    expected = grade(task, task.reference_files, plain_sandbox).test_ids
+    outcome = grade(task, {**task.reference_files, "skip-me": b""}, plain_sandbox, expected)
+    assert outcome.status == Status.PASSED  # an undeclared file is dropped: no skip
+    (folder / "hidden_tests" / "test_skips.py").write_text(
+        "import pytest\nfrom adder import add\n\ndef test_sometimes_skipped():\n    pytest.skip('always')\n")
+    outcome = grade(load_task_dir(folder, package="skips"), task.reference_files, plain_sandbox, expected)
+    assert outcome.status == Status.FAILED
+    assert outcome.counts["skipped"] == 1
 
 
 def test_missing_expected_ids_fail(fixture_task, plain_sandbox):

@@ -371,7 +371,13 @@ def models(as_json):
 
 
 def main(argv=None) -> None:
-    """Entry point: every SbError and usage error becomes one line on stderr and exit 2."""
+    """Entry point: every SbError and usage error becomes one line on stderr and exit 2.
+    Ctrl-C and SIGTERM stop everything at once (sb.interrupt); a closed stdout stops the
+    printing, never the work."""
+    from sb import interrupt
+    from sb.report.terminal import guard_stdout
+    interrupt.install()
+    guard_stdout()
     try:
         cli.main(args=argv, prog_name="sb", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from sb.outcome import Outcome, Status
 from sb.hardware import accelerator_devices
+from sb.interrupt import temporary_directory
 from sb.sandbox.base import Job, Sandbox
 from sb.sandbox.view import JUDGE_DISTRIBUTIONS, python_view
 from sb.task import FileSet, Task
@@ -127,7 +127,7 @@ JUDGE_GRACE_S = 10  # the judge outlives the worker's limit by this much, to rec
 def execute(task: Task, solution: FileSet, sandbox: Sandbox):
     """Lay out a fresh grading directory and run the hidden tests once: the judge and the
     solution's worker start together, each in its own sandbox, joined by a socket pair."""
-    with tempfile.TemporaryDirectory(prefix=f"sb-{task.slug}-") as tmp:
+    with temporary_directory(f"sb-{task.slug}-") as tmp:
         layout = _lay_out(Path(tmp), task, solution)
         read_fd, record_fd = os.pipe()
         reader = _RecordReader(read_fd)

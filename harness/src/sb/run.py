@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import tempfile
 import threading
 import time
 import uuid
@@ -23,6 +22,7 @@ from pathlib import Path
 from sb import results
 from sb.errors import SbError
 from sb.grading import grade, precheck, write_files
+from sb.interrupt import temporary_directory
 from sb.models.base import Attempt, ModelOptions
 from sb.outcome import Outcome, Status
 from sb.task import Task, read_tree_from_path
@@ -166,7 +166,7 @@ def solve_and_grade(task: Task, runner: _Runner) -> tuple[Outcome, Attempt | Non
         reference = runner.reference(task)
     if not reference.ok:
         return reference.failure, None
-    with tempfile.TemporaryDirectory(prefix=f"sb-solve-{task.slug}-") as tmp:
+    with temporary_directory(f"sb-solve-{task.slug}-") as tmp:
         workdir = _workdir(task, sweep, Path(tmp))
         with runner.model_slots:
             attempt = _attempt(task, sweep, workdir)

@@ -14,7 +14,6 @@ import json
 import os
 import signal
 import subprocess
-import tempfile
 from pathlib import Path
 
 from sb.hookspecs import hookimpl
@@ -32,7 +31,8 @@ class CommandAdapter(ModelAdapter):
     def solve(self, model: str, task, workdir: Path, options: ModelOptions) -> Attempt:
         if not model.strip():
             return Attempt(status=Status.ADAPTER_ERROR, detail="cmd: needs a command, as cmd:<command>")
-        with tempfile.TemporaryDirectory(prefix=f"sb-prompt-{task.slug}-") as tmp:
+        from sb.interrupt import temporary_directory
+        with temporary_directory(f"sb-prompt-{task.slug}-") as tmp:
             prompt = Path(tmp) / "prompt.md"
             prompt.write_text(task.prompt, encoding="utf-8")
             return run_agent(model, workdir, agent_env(task.slug, prompt, options.settings), options.timeout_s)
@@ -47,8 +47,10 @@ def agent_env(slug: str, prompt: Path, settings: dict) -> dict:
 
 def run_agent(command: str, workdir: Path, env: dict, timeout_s: float) -> Attempt:
     """Run the command in its own process group, so a timeout kills everything it started."""
+    from sb.interrupt import track_group, untrack_group
     proc = subprocess.Popen(command, shell=True, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    track_group(proc.pid)
     try:
         _, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -56,6 +58,8 @@ def run_agent(command: str, workdir: Path, env: dict, timeout_s: float) -> Attem
         proc.communicate()
         return Attempt(status=Status.ADAPTER_ERROR, detail=f"the command ran past {timeout_s:g}s and was killed",
                        exit_status=proc.returncode)
+    finally:
+        untrack_group(proc.pid)
     if proc.returncode != 0:
         last = (stderr.decode("utf-8", errors="replace").strip().splitlines() or [""])[-1][:300]
         return Attempt(status=Status.ADAPTER_ERROR, exit_status=proc.returncode,

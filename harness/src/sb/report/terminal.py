@@ -16,7 +16,60 @@ from sb.outcome import Status
 def console(stderr: bool = False) -> Console:
     """Markup and emoji codes off: every string printed here may hold text that came from a
     solution (an exception message, a test id), and `[/]` or `[green]` in it is data."""
-    return Console(stderr=stderr, highlight=False, soft_wrap=False, markup=False, emoji=False)
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if _is_terminal(stream) else PIPED_WIDTH
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, markup=False, emoji=False, width=width)
+
+
+PIPED_WIDTH = 100_000  # not a terminal (a log, CI, `| less`): plain columns that never wrap, like git
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _ClosedPipeSafe:
+    """sys.stdout that, once the reader went away (`sb run | head -1`), swallows the rest:
+    the sweep goes on and its results file is written; only the printing stops."""
+
+    def __init__(self, stream):
+        self._stream, self._closed = stream, False
+
+    def write(self, text):
+        if self._closed:
+            return len(text)
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._divert()
+            return len(text)
+
+    def flush(self):
+        if not self._closed:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._divert()
+
+    def _divert(self):
+        import os
+        self._closed = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())  # the interpreter's last flush must not fail either
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def guard_stdout() -> None:
+    if not isinstance(sys.stdout, _ClosedPipeSafe) and sys.stdout is not None:
+        sys.stdout = _ClosedPipeSafe(sys.stdout)
 
 
 def print_error(message: str) -> None:
@@ -33,10 +86,23 @@ def one_line(text: str, limit: int = 100) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
+def print_table(table: Table) -> None:
+    """On a terminal, rich's table; piped, plain columns two spaces apart, never wrapped,
+    no trailing spaces, so a log or `| grep` sees one row per line."""
+    if _is_terminal(sys.stdout):
+        return console().print(table)
+    columns = [[column.header, *[str(cell) for cell in column._cells]] for column in table.columns]
+    widths = [max(len(cell) for cell in column) for column in columns]
+    for row in zip(*columns):
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths))
+        console().print(line.rstrip())
+
+
 def _table(*columns: str) -> Table:
     table = Table(show_edge=False, header_style="bold", pad_edge=False, box=None)
     for column in columns:
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold" if _is_terminal(sys.stdout) else "ignore",
+                         no_wrap=not _is_terminal(sys.stdout))
     return table
 
 
@@ -47,7 +113,7 @@ def print_task_list(rows: list) -> None:
         calib = ", ".join(f"{c['model']} {c['passed']}/{c['draws']}" for c in r["calibration"]) or "-"
         table.add_row(r["slug"], r["suite"], r["category"], tier, r["difficulty"], f"{r['time_limit_s']}s",
                       ",".join(r["deps"]) or "-", r["set"], calib, r["probes"])
-    console().print(table)
+    print_table(table)
     console().print(f"{len(rows)} task(s)")
 
 
@@ -66,7 +132,7 @@ def print_validations(validations: list) -> None:
     for v in validations:
         label = VERDICT_LABEL[v.verdict] + (f": {one_line(v.reason)}" if v.reason else "")
         table.add_row(v.slug, _counts(v.reference), _counts(v.starter), label)
-    console().print(table)
+    print_table(table)
     tally = {k: sum(1 for v in validations if v.verdict == k) for k in VERDICT_LABEL}
     console().print(" · ".join(f"{n} {VERDICT_LABEL[k]}" for k, n in tally.items() if n) or "no tasks")
 
@@ -88,7 +154,7 @@ def print_mutants(checks: list) -> None:
     table = _table("task", "mutant", "expected", "actual", "", "detail")
     for c in checks:
         table.add_row(c.slug, c.mutant, c.expected, c.actual, _mutant_mark(c), one_line(c.detail, 70))
-    console().print(table)
+    print_table(table)
     bad = sum(1 for c in checks if not c.ok)
     unchecked = sum(1 for c in checks if c.actual == "unchecked")
     checked = len(checks) - unchecked
@@ -170,7 +236,7 @@ def print_run_table(doc: dict) -> None:
         table.add_row(e["slug"], e["category"], e["tier"], e["difficulty"], result,
                       f"{e['duration_s']:.1f}s", tests)
     out = console()
-    out.print(table)
+    print_table(table)
     tiers = sorted(doc["pass_rate_by_tier"].items(), key=lambda item: item[0] != doc["headline_tier"])
     for tier, summary in tiers:
         tag = " · headline" if tier == doc["headline_tier"] else " · beside the headline, never in it"
@@ -214,7 +280,7 @@ def print_models(rows: list) -> None:
     table = _table("adapter", "routes", "extra", "installed", "source")
     for r in rows:
         table.add_row(r["name"], r["routes"], r["extra"] or "-", "yes" if r["installed"] else "no", r["source"])
-    console().print(table)
+    print_table(table)
 
 
 def print_last(doc: dict) -> None:
@@ -254,7 +320,7 @@ def print_leaderboard(rows: list) -> None:
         table.add_row(r["model"], r["task_set"], str(r["tasks"]), f"{r['draws']}/{r['draws_planned']}",
                       format_spread(r["headline"]), format_rate(r["accelerated"]), cost, per_solved,
                       r["run_at"][:10])
-    console().print(table)
+    print_table(table)
     console().print(f"{len(rows)} published sweep(s) · rates over evidence only · 95% CI: Wilson, pooled over task-draws")
 
 
@@ -271,7 +337,7 @@ def print_speed_summaries(rows: list) -> None:
         peak = "-" if r["peak_aggregate_tokens_per_s"] is None else f"{r['peak_aggregate_tokens_per_s']:.1f}"
         table.add_row(r["model"], r["model_served"] or "-", r["hardware"] or "-", single, floor, capacity, peak,
                       (r["run_at"] or "")[:10])
-    console().print(table)
+    print_table(table)
 
 
 def _k_of_n(tally: dict) -> str:
@@ -290,7 +356,7 @@ def print_variance(blocks: list) -> None:
         table = _table("task", "tier", "passed", "across draws")
         for t in block["tasks"]:
             table.add_row(t["slug"], t["tier"], _k_of_n(t), t["verdict"])
-        out.print(table)
+        print_table(table)
         verdicts = [t["verdict"] for t in block["tasks"]]
         out.print(" · ".join(f"{verdicts.count(v)} {v}" for v in ("always", "never", "split", "not measured")
                              if verdicts.count(v)))
@@ -329,7 +395,7 @@ def print_compare(data: dict) -> None:
     for row in data["tasks"]:
         table.add_row(row["slug"], row["tier"], _k_of_n(row["a"]), _k_of_n(row["b"]), names[row["winner"]])
     out = console()
-    out.print(table)
+    print_table(table)
     out.print(data["verdict"])
 
 

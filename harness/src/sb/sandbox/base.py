@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from sb.errors import SbError
+from sb.interrupt import track_group, untrack_group
 
 DEFAULT_MEMORY_MB = 8192
 OUTPUT_TAIL_BYTES = 20_000
@@ -87,7 +88,7 @@ class Sandbox(ABC):
 def limits_preexec(job: Job):
     """rlimits applied in the child before exec (memory, processes, file size, CPU time),
     and a session keyring of its own, so graded code cannot read keys the grader holds."""
-    join_keyring = _keyring_joiner()
+    join_keyring, die_with_parent = _keyring_joiner(), _death_signal_setter()
 
     def apply():
         mem = job.memory_mb * 1024 * 1024
@@ -99,6 +100,7 @@ def limits_preexec(job: Job):
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         join_keyring()
+        die_with_parent()
     return apply
 
 
@@ -119,6 +121,18 @@ def _keyring_joiner():
     return lambda: syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None)
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _death_signal_setter():
+    """prctl(PR_SET_PDEATHSIG, SIGKILL): the child dies with the grader, even under SIGKILL."""
+    if not sys.platform.startswith("linux"):
+        return lambda: None
+    import ctypes
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    return lambda: prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
 def run_process(argv: list, job: Job, isolation: str, preexec=None) -> Completed:
     """Start `argv` in its own session, kill the whole group at the limit (or on any
     interruption of the grader, a Ctrl-C included), keep the output tail."""
@@ -126,12 +140,14 @@ def run_process(argv: list, job: Job, isolation: str, preexec=None) -> Completed
     with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(argv, cwd=job.cwd, env=job.env, stdin=stdin, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True, pass_fds=job.pass_fds, preexec_fn=preexec)
+        track_group(proc.pid)
         for fd in job.pass_fds:
             os.close(fd)
         try:
             timed_out, returncode, cpu_rate = _wait(proc, job.timeout_s, job.cancel)
         finally:
             stragglers = _kill_group(proc.pid)
+            untrack_group(proc.pid)
             if proc.returncode is None:
                 proc.wait()
         duration = time.monotonic() - start

@@ -71,6 +71,8 @@ def test_result_is_independent_of_block_size():
     for out, lse in results[1:]:
         np.testing.assert_allclose(out, results[0][0], **TOL)
         np.testing.assert_allclose(lse, results[0][1], **TOL)
+    # q_offset left at its default: 0, queries and keys start at the same position.
+    assert_matches(results[0], _brute.attention(q, k, v, causal=True, q_offset=0))
 
 
 def test_explicit_scale_is_used():

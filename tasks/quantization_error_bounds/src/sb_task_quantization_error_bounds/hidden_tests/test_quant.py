@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from sb.judge import probe
 from quant import choose_qparams, dequantize, fake_quantize, quant_range, quantize
 
 import _scalar
@@ -200,3 +201,193 @@ def test_fake_quantize_matches_scalar_model(num_bits, symmetric, signed):
         # stated float64 operations per element, as above: ulps for a reordering, a whole
         # step (>= 1e-3 relative at these bit widths) for a mistake
         np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------- stated types
+
+@pytest.mark.parametrize("num_bits,signed", [(2, True), (8, False), (16, True), (16, False)])
+def test_quant_range_returns_python_ints(num_bits, signed):
+    got = quant_range(num_bits, signed)
+    assert len(got) == 2
+    assert [type(v) for v in got] == [int, int]
+    assert tuple(got) == _scalar.qrange(num_bits, signed)
+
+
+@pytest.mark.parametrize("symmetric,signed", MODES)
+def test_per_tensor_params_are_0d_float64_and_int64_arrays(symmetric, signed):
+    x = _data(31, (4, 5))
+    scale, zero_point = choose_qparams(x, num_bits=8, symmetric=symmetric, signed=signed)
+    assert isinstance(scale, np.ndarray) and scale.shape == () and scale.dtype == np.float64
+    assert isinstance(zero_point, np.ndarray) and zero_point.shape == () and zero_point.dtype == np.int64
+
+
+@pytest.mark.parametrize("symmetric,signed", MODES)
+def test_per_channel_params_are_1d_float64_and_int64_arrays(symmetric, signed):
+    x = _data(32, (4, 5))
+    scale, zero_point = choose_qparams(x, num_bits=8, symmetric=symmetric, signed=signed, axis=1)
+    assert isinstance(scale, np.ndarray) and scale.shape == (5,) and scale.dtype == np.float64
+    assert isinstance(zero_point, np.ndarray) and zero_point.shape == (5,) and zero_point.dtype == np.int64
+
+
+@pytest.mark.parametrize("axis", [None, 0])
+def test_quantize_returns_int64_of_the_input_shape(axis):
+    x = _data(33, (3, 4, 2))
+    scale, zero_point = choose_qparams(x, num_bits=16, symmetric=False, signed=False, axis=axis)
+    q = quantize(x, scale, zero_point, num_bits=16, signed=False, axis=axis)
+    assert isinstance(q, np.ndarray) and q.dtype == np.int64 and q.shape == x.shape
+    assert q.max() > 60000  # 16-bit unsigned levels: a narrower integer type would wrap
+
+
+# ---------------------------------------------------------------- num_bits validation
+
+BAD_BITS = [1, 17, 0, -8, 8.0, 8.5, None, "8"]
+
+
+@pytest.mark.parametrize("num_bits", BAD_BITS, ids=repr)
+def test_bad_num_bits_raise_in_every_function(num_bits):
+    x = np.array([0.5, -1.0, 2.0])
+    calls = {
+        "quant_range": lambda: quant_range(num_bits, True),
+        "choose_qparams": lambda: choose_qparams(x, num_bits=num_bits, symmetric=False, signed=True),
+        "quantize": lambda: quantize(x, 0.1, 0, num_bits=num_bits, signed=True),
+        "fake_quantize": lambda: fake_quantize(x, num_bits=num_bits, symmetric=True, signed=False),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError):
+            call()
+            pytest.fail(f"{name} accepted num_bits={num_bits!r}")
+
+
+@pytest.mark.parametrize("num_bits", [2, 16])
+def test_bits_at_both_ends_of_the_range_are_accepted(num_bits):
+    x = _data(34, (7,))
+    out = fake_quantize(x, num_bits=num_bits, symmetric=False, signed=True)
+    expected, _ = _scalar.fake_quantize(x, num_bits, False, True, None)
+    # same float64 operations per element, as in test_fake_quantize_matches_scalar_model
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------- float64 throughout
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int8, np.int16, "list"], ids=str)
+@pytest.mark.parametrize("symmetric,signed", MODES)
+def test_input_of_any_numeric_type_is_converted_to_float64(dtype, symmetric, signed):
+    # int8 holds -128, whose absolute value does not exist in int8; float16 halves round
+    # differently from float64 ones. The oracle converts to float64 first, as stated.
+    raw = np.array([[-128, 5, 100, -3], [7, -9, 0, 127]])
+    if dtype in (np.float16, np.float32):
+        raw = raw / 7.0
+    x = raw.tolist() if dtype == "list" else raw.astype(dtype)
+    x64 = np.asarray(x, dtype=np.float64)
+    for axis in (None, 1):
+        out = fake_quantize(x, num_bits=6, symmetric=symmetric, signed=signed, axis=axis)
+        expected, _ = _scalar.fake_quantize(x64, 6, symmetric, signed, axis)
+        assert out.dtype == np.float64
+        # stated float64 operations per element, as in test_fake_quantize_matches_scalar_model
+        np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+        scale, zero_point = choose_qparams(x, num_bits=6, symmetric=symmetric, signed=signed, axis=axis)
+        assert np.asarray(scale).dtype == np.float64
+        for c, indices in enumerate(_scalar.channel_slices(x64, axis)):
+            exp_scale, exp_zp = _scalar.params([float(x64[i]) for i in indices], 6, symmetric, signed)
+            np.testing.assert_allclose(float(np.ravel(scale)[c]), exp_scale, rtol=SCALE_RTOL)
+            assert int(np.ravel(zero_point)[c]) == exp_zp
+
+
+def test_quantize_of_float16_input_divides_in_float64():
+    # these float16 values divided by 0.1 round to the other integer when the quotient is
+    # itself a float16 (a float16 array divided by a Python float stays float16)
+    x = np.array([-2.94921875, -1.94921875, -1.1494140625, 1.1494140625, 1.94921875], dtype=np.float16)
+    q = quantize(x, 0.1, 0, num_bits=8, signed=True)
+    expected = [round(float(v) / 0.1) for v in x]
+    assert expected != np.rint(x / 0.1).astype(int).tolist()  # the values do separate the two
+    assert q.tolist() == expected
+
+
+# ---------------------------------------------------------------- the stated arithmetic
+
+def test_quantize_divides_by_the_scale():
+    # each x / 0.1 lands on a half-way tie (or one ulp from it) where x * (1 / 0.1) lands
+    # on the other side; Python's float division and round() are the oracle
+    x = np.array([0.15, 0.35, 0.95, 1.15, -0.15, -0.35, 0.45000000000000007, -1.15])
+    q = quantize(x, 0.1, 0, num_bits=8, signed=True)
+    expected = [round(float(v) / 0.1) for v in x]
+    assert expected != [round(float(v) * (1 / 0.1)) for v in x]  # the values do separate the two
+    assert q.tolist() == expected
+
+
+@pytest.mark.parametrize("signed", [True, False])
+def test_affine_zero_point_ties_round_half_to_even(signed):
+    # 8-bit ranges of width 255: scale 1.0, lo / scale = -10.5 and -11.5 exactly; to even
+    # gives -10 and -12 (half up: -10, -11; half away from zero: -11, -12)
+    x = np.array([[-10.5, 244.5, 3.0], [-11.5, 243.5, 0.0]])
+    qmin, _ = _scalar.qrange(8, signed)
+    scale, zero_point = choose_qparams(x, num_bits=8, symmetric=False, signed=signed, axis=0)
+    np.testing.assert_allclose(scale, [1.0, 1.0], rtol=SCALE_RTOL)
+    assert zero_point.tolist() == [qmin + 10, qmin + 12]
+    scale, zero_point = choose_qparams(x[1], num_bits=8, symmetric=False, signed=signed)
+    assert int(zero_point) == qmin + 12
+
+
+def test_dequantize_is_q_minus_zero_point_times_scale():
+    q = np.array([[0, 3, 255], [17, 128, 1]], dtype=np.int64)
+    scale, zero_point = np.array([0.1, 0.7]), np.array([3, 128])
+    out = dequantize(q, scale, zero_point, axis=0)
+    expected = np.array([[(int(v) - int(zero_point[r])) * float(scale[r]) for v in q[r]] for r in range(2)])
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, expected)
+
+
+# ---------------------------------------------------------------- per-channel axes and shapes
+
+@pytest.mark.parametrize("shape,axis", [((3, 4, 2), -1), ((3, 4, 2), -3), ((3, 4, 2), 2), ((2, 5), -2)])
+def test_quantize_and_dequantize_apply_channel_params_along_axis(shape, axis):
+    x = _data(35, shape)
+    channels = shape[axis]
+    scale = np.linspace(0.05, 0.4, channels)
+    zero_point = np.arange(channels, dtype=np.int64) * 3 - 2
+    q = quantize(x, scale, zero_point, num_bits=8, signed=True, axis=axis)
+    out = dequantize(q, scale, zero_point, axis=axis)
+    exp_q = np.zeros(shape, dtype=np.int64)
+    exp_out = np.zeros(shape)
+    for c, indices in enumerate(_scalar.channel_slices(x, axis)):
+        for i in indices:
+            exp_q[i] = _scalar.quantize_one(float(x[i]), float(scale[c]), int(zero_point[c]), 8, True)
+            exp_out[i] = (int(exp_q[i]) - int(zero_point[c])) * float(scale[c])
+    np.testing.assert_array_equal(q, exp_q)
+    np.testing.assert_array_equal(out, exp_out)
+
+
+@pytest.mark.parametrize("shape,axis", [((1, 6), 0), ((1, 6), 1), ((5, 1), 1), ((4, 1, 3), 1), ((4, 1, 3), 2),
+                                        ((1,), 0), ((6,), 0)])
+@pytest.mark.parametrize("symmetric,signed", MODES)
+def test_size_one_dimensions_and_single_element_channels(shape, axis, symmetric, signed):
+    x = _data(36, shape)
+    scale, zero_point = choose_qparams(x, num_bits=5, symmetric=symmetric, signed=signed, axis=axis)
+    assert np.shape(scale) == (shape[axis],) and np.shape(zero_point) == (shape[axis],)
+    for c, indices in enumerate(_scalar.channel_slices(x, axis)):
+        exp_scale, exp_zp = _scalar.params([float(x[i]) for i in indices], 5, symmetric, signed)
+        np.testing.assert_allclose(float(scale[c]), exp_scale, rtol=SCALE_RTOL)
+        assert int(zero_point[c]) == exp_zp
+    out = fake_quantize(x, num_bits=5, symmetric=symmetric, signed=signed, axis=axis)
+    expected, _ = _scalar.fake_quantize(x, 5, symmetric, signed, axis)
+    assert out.shape == shape
+    # stated float64 operations per element, as in test_fake_quantize_matches_scalar_model
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------- arguments and results are separate arrays
+
+@pytest.mark.parametrize("axis", [None, 1])
+def test_no_function_modifies_its_arguments_or_returns_a_view_of_them(axis):
+    # in the solution's process, with live arrays; the probe reports the arguments as they
+    # are after each call and whether a result shares memory with an argument
+    x = _data(37, (3, 4))
+    zeros = np.zeros((3, 4))
+    scale, zero_point = choose_qparams(x, num_bits=8, symmetric=False, signed=False, axis=axis)
+    q = quantize(x, scale, zero_point, num_bits=8, signed=False, axis=axis)
+    report = probe("_probe_arrays.py").exercise(x, zeros, scale, zero_point, q, axis)
+    for name, (args_after, shares) in report.items():
+        originals = {"x": x, "zeros": zeros, "scale": scale, "zero_point": zero_point, "q": q}
+        for arg, after in args_after.items():
+            np.testing.assert_array_equal(after, originals[arg], err_msg=f"{name} modified its argument {arg}")
+        assert not shares, f"{name} returned an array sharing memory with its arguments"

@@ -35,15 +35,36 @@ def summarize_with_parser(parser, lines):
         sales.parse_line = real
 
 
+def _outcome(name, argument):
+    """("returned", value) or ("raised", the exception's built-in type name)."""
+    try:
+        return ("returned", getattr(sales, name)(argument))
+    except Exception as exc:  # noqa: BLE001 - the exception's type is the observation
+        return ("raised", next(cls for cls in type(exc).__mro__ if cls.__module__ == "builtins").__name__)
+
+
 def run_calls(calls):
-    """Make the calls [(name, argument), ...] in order, in one round trip; each call's
-    outcome: ("returned", value) or ("raised", the exception's built-in type name)."""
-    outcomes = []
-    for name, argument in calls:
-        function = getattr(sales, name)
-        try:
-            outcomes.append(("returned", function(argument)))
-        except Exception as exc:  # noqa: BLE001 - the exception's type is the observation
-            builtin = next(cls for cls in type(exc).__mro__ if cls.__module__ == "builtins")
-            outcomes.append(("raised", builtin.__name__))
-    return outcomes
+    """Make the calls [(name, argument), ...] in order, in one round trip; each call's outcome."""
+    return [_outcome(name, argument) for name, argument in calls]
+
+
+def summarize_iterables(lines):
+    """summarize over the same lines handed as other iterables made here (an iterator, a
+    generator, a tuple, a map object): each outcome."""
+    lines = list(lines)
+    return [_outcome("summarize", make()) for make in (
+        lambda: iter(lines), lambda: (line for line in lines), lambda: tuple(lines), lambda: map(str, lines))]
+
+
+def call_while_iterating(outer, nested):
+    """summarize(outer) over a generator that, before yielding outer line i, makes the calls
+    nested[i] (a list of (name, argument)). The outer outcome, then every nested outcome."""
+    seen = []
+
+    def lines():
+        for index, line in enumerate(outer):
+            for name, argument in nested.get(index, ()):
+                seen.append(_outcome(name, argument))
+            yield line
+
+    return _outcome("summarize", lines()), seen

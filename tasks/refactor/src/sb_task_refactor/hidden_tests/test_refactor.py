@@ -61,6 +61,12 @@ def outcome(function, *args, **kwargs):
         return ("raised", builtin_name(exc))
 
 
+def typed_outcome(observed):
+    """A probe's ("returned", value) / ("raised", type name), typed like outcome()."""
+    kind, value = observed
+    return (kind, typed(value) if kind == "returned" else value)
+
+
 def original_summary(lines):
     return outcome(ORIGINAL.summarize, list(lines))
 
@@ -187,30 +193,24 @@ def test_returned_objects_are_fresh():
 
 
 def test_a_call_made_while_another_is_iterating():
-    """Calls may come in any order: one made from inside the lines another call is reading."""
+    """Calls may come in any order: some made from inside the lines another call is reading
+    (a generator in the worker makes them between two of its lines)."""
     require_new_shape()
-    inner = []
-
-    def lines():
-        yield "pen,1,1.00"
-        yield "bad"
-        inner.append(outcome(sales.summarize, ["zzz,2,2.00", "", "broken", "ink,1,1"]))
-        yield "ink,2,3.00"
-        inner.append(outcome(sales.parse_line, "cap,4,0.25"))
-        yield "cap,0,1"
-
-    assert outcome(sales.summarize, lines()) == original_summary(
-        ["pen,1,1.00", "bad", "ink,2,3.00", "cap,0,1"])
-    assert inner == [original_summary(["zzz,2,2.00", "", "broken", "ink,1,1"]),
-                     ("returned", typed(("CAP", 4, 25)))]
+    outer = ["pen,1,1.00", "bad", "ink,2,3.00", "cap,0,1", "pen,2,0.50"]
+    nested = {1: [("summarize", ["zzz,2,2.00", "", "broken", "ink,1,1"])],
+              3: [("parse_line", "cap,4,0.25"), ("summarize", ["bad", "pen,1,9"])]}
+    got, inner = probe("_probe_sales.py").call_while_iterating(outer, nested)
+    assert typed_outcome(got) == original_summary(outer)
+    assert [typed_outcome(o) for o in inner] == [
+        original_summary(["zzz,2,2.00", "", "broken", "ink,1,1"]), ("returned", typed(("CAP", 4, 25))),
+        original_summary(["bad", "pen,1,9"])]
 
 
 def test_accepts_any_iterable_of_lines():
+    """Iterables made in the worker: an iterator, a generator, a tuple, a map object."""
     require_new_shape()
     expected = original_summary(LOG)
-    assert outcome(sales.summarize, iter(LOG)) == expected
-    assert outcome(sales.summarize, (line for line in LOG)) == expected
-    assert outcome(sales.summarize, tuple(LOG)) == expected
+    assert [typed_outcome(o) for o in probe("_probe_sales.py").summarize_iterables(LOG)] == [expected] * 4
     assert outcome(sales.summarize, []) == original_summary([]) == ("returned", typed(({}, [])))
 
 
@@ -288,8 +288,7 @@ def random_log(rng: random.Random) -> list[str]:
 
 def probed_outcomes(calls):
     """The outcomes of many calls, made in the worker in one round trip, typed like outcome()."""
-    return [(kind, typed(value) if kind == "returned" else value)
-            for kind, value in probe("_probe_sales.py").run_calls(calls)]
+    return [typed_outcome(o) for o in probe("_probe_sales.py").run_calls(calls)]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])

@@ -20,6 +20,15 @@ VALID = [
     '"caf\u00e9 \U0001F600"',
     '"it\'s got \'single\' quotes"',
     '"DEL \x7f is not a control character here"',
+    '"C1 controls \x80 \x85 \x9f are allowed as is"',
+    '"line and paragraph separators \u2028 \u2029 are allowed as is"',
+    '"a lone surrogate \ud800 and \udfff are characters too"',
+    '"\\u12345: four hex digits, then a plain 5"',
+    '"\\uAbCd mixed case \\uabcd \\uABCD"',
+    '"\\uD800 lone high and \\uDC00 lone low surrogate escapes"',
+    '"\\\\"',
+    '"\\\\\\\\"',
+    '"space \x20 and tilde ~ and open brace {"',
 ]
 
 INVALID = [
@@ -43,12 +52,35 @@ INVALID = [
     ' "leading space"',
     '"trailing space" ',
     '"trailing newline"\n',
+    '"\\\'single-quote escape\\\'"',
+    '"vertical tab escape \\v"',
+    '"nul escape \\0"',
+    '"capital escapes \\N \\B \\T"',
+    '"arabic-indic hex \\u\u0660\u0660\u0664\u0661"',
+    '"fullwidth hex \\u\uff10\uff10\uff14\uff11"',
+    '"signed hex \\u+123"',
+    '"escaped newline \\\n"',
+    '"unit separator \x1f"',
+    '"escape \x01"',
+    '"\u201cfancy quotes\u201d are not quotes\u201d',
 ]
 
 
+_COMPILED = []
+
+
+def compiled():
+    """The solver's PATTERN, read once from the solution's process (by value: a str) and
+    compiled here with no flags, exactly as the prompt says it is used."""
+    if not _COMPILED:
+        value = pattern.PATTERN
+        assert type(value) is str, f"PATTERN must be a str, not {type(value).__name__}"
+        _COMPILED.append(re.compile(value))
+    return _COMPILED[0]
+
+
 def matches(text: str) -> bool:
-    assert isinstance(pattern.PATTERN, str), "PATTERN must be a str"
-    return re.fullmatch(pattern.PATTERN, text) is not None
+    return compiled().fullmatch(text) is not None
 
 
 def is_json_string_literal(text: str) -> bool:
@@ -62,7 +94,7 @@ def is_json_string_literal(text: str) -> bool:
 
 
 def test_pattern_is_a_string():
-    assert isinstance(pattern.PATTERN, str)
+    assert type(pattern.PATTERN) is str
     re.compile(pattern.PATTERN)
 
 
@@ -80,7 +112,8 @@ def test_rejects_invalid_literal(text):
 
 TOKENS = ['a', 'Z', ' ', '/', "'", '"', '\\', '\\"', '\\\\', '\\/', '\\n', '\\t', '\\b', '\\x',
           '\\u00e9', '\\uBEEF', '\\u12', '\\u00G0', '\\U0041', '\\ ', '\n', '\x01', '\x1f',
-          '\x7f', '\u00e9', '\U0001F600']
+          '\x7f', '\u00e9', '\U0001F600', '\x85', '\u2028', '\ud800', "\\'", '\\v', '\\N', '\\0',
+          '\\uAbCd', '\\uD800', '\\u\u0660\u0660\u0664\u0661', '\\u\uff10\uff10\uff10\uff11', '5', 'f']
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])

@@ -18,9 +18,11 @@ import math
 
 import numpy as np
 
+from sb.judge import probe
+
 V = 4
 K = 3
-ALPHA = 1e-7  # false-failure probability per statistical test (5 such tests)
+ALPHA = 1e-7  # false-failure probability per statistical test (6 such tests: 6e-7 in all)
 
 # Target distributions, one row per context (positions 0..K).
 TARGET = np.array([
@@ -81,26 +83,35 @@ def draw_drafts(rounds, k, seed):
     return tokens, ctx
 
 
-def simulate(verify_draft, rounds, k=K, draft_seed=0, verify_seed=1):
-    """Run `rounds` independent verifications sharing one Generator."""
+def simulate(rounds, k=K, draft_seed=0, verify_seed=1, global_seed=None):
+    """`rounds` independent verifications sharing one Generator, run in the solution's
+    process by the probe (one proxy round trip in all). The drafts and probability rows
+    are made here; the probe only calls verify_draft. Returns (draft tokens, the list of
+    outputs, the probe's observations)."""
     tokens, ctx = draw_drafts(rounds, k, draft_seed)
     draft_probs = DRAFT[ctx[:, :k]]
     target_probs = TARGET[ctx]
-    rng = np.random.default_rng(verify_seed)
-    outputs = []
-    for r in range(rounds):
-        out = verify_draft(tokens[r], draft_probs[r], target_probs[r], rng)
-        outputs.append([int(t) for t in out])
-    return tokens, outputs
+    return run(tokens, draft_probs, target_probs, verify_seed, global_seed)
+
+
+def run(tokens, draft_probs, target_probs, verify_seed, global_seed=None):
+    """Send arrays to the probe; split its flat token list back into one list per round."""
+    obs = probe("_probe_rounds.py").run_rounds(tokens, draft_probs, target_probs, verify_seed, global_seed)
+    lengths = [int(n) for n in obs["lengths"]]
+    assert len(lengths) == tokens.shape[0] and sum(lengths) == obs["tokens"].shape[0]
+    flat = obs["tokens"].tolist()
+    edges = np.cumsum([0] + lengths)
+    outputs = [flat[a:b] for a, b in zip(edges[:-1], edges[1:])]
+    return tokens, outputs, obs
 
 
 _CACHE = {}
 
 
-def main_run(verify_draft):
+def main_run():
     """The shared 20000-round simulation (computed once per test session)."""
     if "main" not in _CACHE:
-        _CACHE["main"] = simulate(verify_draft, rounds=20000)
+        _CACHE["main"] = simulate(rounds=20000)
     return _CACHE["main"]
 
 

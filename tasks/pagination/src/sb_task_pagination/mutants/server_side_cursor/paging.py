@@ -1,0 +1,38 @@
+"""Keyset pagination over products, most expensive first."""
+import secrets
+
+_positions = {}  # cursor token -> (price, id) of the last row served
+
+
+def _encode(price, product_id):
+    token = secrets.token_urlsafe(12)
+    _positions[token] = (price, product_id)
+    return token
+
+
+def _decode(cursor):
+    try:
+        return _positions[cursor]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"invalid cursor: {cursor!r}") from exc
+
+
+def fetch_page(conn, limit, cursor=None):
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    sql = "SELECT id, name, price FROM products"
+    params = []
+    if cursor is not None:
+        price, product_id = _decode(cursor)
+        # Price descends but id ascends, so a row-value comparison
+        # (price, id) < (?, ?) would be wrong: spell the order out.
+        sql += " WHERE price < ? OR (price = ? AND id > ?)"
+        params = [price, price, product_id]
+    sql += " ORDER BY price DESC, id ASC LIMIT ?"
+    params.append(limit + 1)  # one extra row says whether a next page exists
+    rows = conn.execute(sql, params).fetchall()
+    page = [{"id": r[0], "name": r[1], "price": r[2]} for r in rows[:limit]]
+    if len(rows) <= limit:
+        return page, None
+    last = page[-1]
+    return page, _encode(last["price"], last["id"])
