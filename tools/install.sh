@@ -38,7 +38,7 @@ if [ $dev = 1 ]; then
   # Pinned so that CI and a laptop test alike. llama-cpp-python compiles llama.cpp (a few
   # minutes, once: pip caches the wheel); LLAVA is not needed.
   CMAKE_ARGS="-DLLAVA_BUILD=OFF" pip install -q --disable-pip-version-check \
-    'anthropic==2.14.0' 'openai==3.57.0' 'selenium==4.51.0' 'gguf==0.17.1' 'llama-cpp-python[server]==0.3.16'
+    'anthropic==2.14.0' 'openai==3.57.0' 'selenium==4.51.0' 'gguf==0.17.1' 'llama-cpp-python[server]==0.3.16' 'cosmic-ray==8.7.0'
   extras="dev,anthropic,openai,report,speed"
 fi
 members=(-e "harness[$extras]")

@@ -8,18 +8,35 @@ from sb.task import Task
 TIER_CHOICES = ("laptop", "accelerated", "all")
 
 
-def load_tasks(pm=None) -> dict:
-    """slug -> Task from every register_tasks implementation (a duplicate slug raises)."""
-    from sb.plugins import collect, load_plugins
+def load_tasks(pm=None, broken: dict | None = None) -> dict:
+    """slug -> Task from every register_tasks implementation (a duplicate slug raises). A
+    malformed package is left out; `broken`, when given, receives its name and why."""
+    from sb.plugins import broken_plugins, collect, load_plugins
     pm = pm or load_plugins()
-    registry = collect(pm, "register_tasks", "task", lambda task: task.slug)
+    entry_point_names = set(getattr(pm, "_sb_sources", {}))
+    registry = collect(pm, "register_tasks", "task", lambda task: task.slug,
+                       check=lambda name, task: _slug_matches_entry_point(name, task, entry_point_names))
+    if broken is not None:
+        broken.update(broken_plugins(pm))
     return dict(sorted(registry.items.items()))
 
 
-def select_tasks(tasks: dict, slugs=None, suite=None, tier="all", set_name=None) -> list:
+def _slug_matches_entry_point(plugin_name: str, task, entry_point_names: set) -> None:
+    """An installed task package's entry point is named after its slug, so `--tasks NAME`
+    and the warning about a broken package speak of the same thing."""
+    from sb.errors import TaskError
+    if plugin_name in entry_point_names and plugin_name != task.slug:
+        raise TaskError(f"{task.package}: entry point {plugin_name!r} does not match the slug {task.slug!r}")
+
+
+def select_tasks(tasks: dict, slugs=None, suite=None, tier="all", set_name=None, broken: dict | None = None) -> list:
     """Tasks named (unknown names are an error), else those matching every filter."""
     if slugs:
         unknown = [s for s in slugs if s not in tasks]
+        for slug in unknown:
+            if broken and slug in broken:
+                from sb.errors import Unavailable
+                raise Unavailable(f"task {slug!r} cannot be loaded: {broken[slug]}")
         if unknown:
             raise SbError(f"unknown task {unknown[0]!r} (see `sb list`)")
         chosen = [tasks[s] for s in slugs]

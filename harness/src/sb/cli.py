@@ -30,8 +30,15 @@ def _emit_json(data) -> None:
 
 
 def _tasks(slugs=None, suite=None, tier="all", set_name=None) -> list:
+    """The chosen tasks; each broken task package is one warning line, never a blocker."""
     from sb.catalog import load_tasks, select_tasks
-    return select_tasks(load_tasks(), slugs=slugs, suite=suite, tier=tier, set_name=set_name)
+    from sb.report.terminal import print_warning
+    broken: dict = {}
+    tasks = load_tasks(broken=broken)
+    for name, reason in sorted(broken.items()):
+        if not slugs or name not in slugs:
+            print_warning(f"skipped a broken package: {reason}")
+    return select_tasks(tasks, slugs=slugs, suite=suite, tier=tier, set_name=set_name, broken=broken)
 
 
 def _sandbox(name: str | None, trusted: bool):
@@ -170,11 +177,16 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
     from sb.models.base import ModelOptions, resolve_model
     from sb.parallel import default_jobs
     from sb.run import Sweep, run_draws
-    adapter, model_id = resolve_model(model)
-    slugs = None if task_list == "all" else [s.strip() for s in task_list.split(",") if s.strip()]
+    from sb import inputs
+    adapter, model_id = resolve_model(inputs.model_name(model))
+    slugs = inputs.task_selection(task_list)
     tasks = _tasks(slugs, suite=suite, tier=tier or "all", set_name=set_name)
     if not tasks:
         raise SbError("no task matches the selection")
+    inputs.finite("--temperature", temperature)
+    inputs.writable_dir(results_dir, "--results")
+    if keep is not None:
+        inputs.writable_dir(keep, "--keep")
     sandbox = _sandbox(isolation, trusted=getattr(adapter, "trusted", False))
     knobs = {"temperature": temperature, "max_tokens": max_tokens, "thinking_budget": thinking_budget,
              "effort": effort, "seed": seed, "timeout_s": timeout_s}
@@ -231,17 +243,23 @@ def grade(slug, directory, isolation, as_json):
 @click.argument("dest", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--reference", is_flag=True, help="export the reference instead of the starter")
 @click.option("--mutant", default=None, help="export this mutant as a solver would leave it")
-def export(slug, dest, reference, mutant):
+@click.option("--json", "as_json", is_flag=True)
+def export(slug, dest, reference, mutant, as_json):
     """Write the starter (default), the reference or a mutant into DEST."""
     from sb.grading import write_files
     task = _tasks([slug])[0]
     if reference and mutant:
         raise SbError("choose one of --reference and --mutant")
+    from sb.inputs import writable_dir
     files = task.reference_files if reference else (
         task.mutant_solution(task.mutant(mutant)) if mutant else task.starter_files)
-    dest.mkdir(parents=True, exist_ok=True)
-    write_files(dest, {k: v for k, v in files.items() if k in task.starter_files})
-    click.echo(f"wrote {len(task.starter_files)} file(s) to {dest}")
+    chosen = {k: v for k, v in files.items() if k in task.starter_files}
+    writable_dir(dest, "DEST")
+    write_files(dest, chosen)
+    if as_json:
+        return _emit_json({"slug": slug, "dest": str(dest), "files": sorted(chosen),
+                           "what": "reference" if reference else f"mutant {mutant}" if mutant else "starter"})
+    click.echo(f"wrote {len(chosen)} file(s) to {dest}")
 
 
 REPORT_MODES = ("last", "variance", "failures", "html")
@@ -333,6 +351,8 @@ def compare(model_a, model_b, results_dir, as_json):
     """Two models on the same tasks: per-task counts and an exact paired test."""
     from sb.report.compare import compare as compare_models
     from sb.report.draws import load_dir
+    if model_a == model_b:
+        raise SbError(f"compare needs two different models; both are {model_a!r}")
     data = compare_models(load_dir(results_dir), model_a, model_b)
     if as_json:
         return _emit_json(data)
@@ -347,7 +367,9 @@ def compare(model_a, model_b, results_dir, as_json):
 @click.option("--json", "as_json", is_flag=True)
 def publish(results_file, leaderboard_dir, as_json):
     """Copy a finished results file into the leaderboard, refusing a cost that does not re-derive."""
+    from sb.inputs import writable_dir
     from sb.report.publish import publish as publish_file
+    writable_dir(leaderboard_dir, "--leaderboard")
     data = publish_file(results_file, leaderboard_dir)
     if as_json:
         return _emit_json(data)
@@ -387,14 +409,14 @@ def main(argv=None) -> None:
     except click.ClickException as exc:
         _fail(exc.format_message())
     except SbError as exc:
-        _fail(str(exc))
+        _fail(str(exc), exc.exit_code)
     sys.exit(0)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = 2) -> None:
     from sb.report.terminal import print_error
     print_error(message.splitlines()[0] if message else "error")
-    sys.exit(2)
+    sys.exit(code)
 
 
 from sb.speed.command import speed as _speed  # noqa: E402  (light: imports only click)

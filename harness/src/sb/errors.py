@@ -6,7 +6,16 @@ solution's fault: graders return records for those and never raise.
 
 
 class SbError(Exception):
-    """Bad input: the CLI prints `sb: error: <message>` and exits 2."""
+    """Bad input: the CLI prints `sb: error: <message>` and exits `exit_code` (2)."""
+
+    exit_code = 2
+
+
+class Unavailable(SbError):
+    """What was asked for exists but cannot be used (a broken task package, a sweep stopped
+    by failing transport): one line and exit 1, like any other failure of the run."""
+
+    exit_code = 1
 
 
 class TaskError(SbError):

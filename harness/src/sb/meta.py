@@ -20,8 +20,28 @@ ACCELERATORS = ("cuda", "metal")
 DIFFICULTIES = ("easy", "medium", "hard")
 NAMED_SETS = ("unvalidated", "warmup", "v1")
 CONTROL_MODELS = ("reference", "starter")  # they calibrate nothing: their rates are known by construction
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: `sb list` parses every task's meta
 SLUG = re.compile(r"^[a-z][a-z0-9_]*$")
+MAX_TIME_LIMIT_S = 3600  # the design card's budget is five minutes a task; an hour is already a typo
+KNOWN_KEYS = frozenset({"slug", "version", "suite", "category", "kind", "tier", "accelerator", "cpu_checkable",
+                        "difficulty", "time_limit_s", "deps", "probes", "frozen_set", "calibration", "holdout"})
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: `sb list` parses every task's meta
+    """Safe loading that refuses a key given twice (YAML would silently keep the last)."""
+
+
+def _no_duplicates(loader, node, deep=False):
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} appears twice", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep)
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
+_LOADER = _Loader
 
 
 @dataclass(frozen=True)
@@ -52,6 +72,7 @@ class Meta:
     probes: str
     frozen_set: str
     calibration: tuple[Calibration, ...] = field(default=())
+    holdout: bool = False  # a private task: never listed in published tables (docs/holdout.md)
 
 
 def parse_meta(text: str, where: str) -> Meta:
@@ -62,6 +83,9 @@ def parse_meta(text: str, where: str) -> Meta:
         raise TaskError(f"{where}: not valid YAML ({_first_line(exc)})") from exc
     if not isinstance(data, dict):
         raise TaskError(f"{where}: expected a mapping of fields")
+    unknown = sorted(str(k) for k in data if k not in KNOWN_KEYS)
+    if unknown:
+        raise TaskError(f"{where}: field {unknown[0]!r}: unknown (known fields: {', '.join(sorted(KNOWN_KEYS))})")
     check = _Checker(data, where)
     meta = Meta(
         slug=check.slug(),
@@ -73,11 +97,12 @@ def parse_meta(text: str, where: str) -> Meta:
         accelerator=check.optional_choice("accelerator", ACCELERATORS),
         cpu_checkable=check.boolean("cpu_checkable", default=False),
         difficulty=check.choice("difficulty", DIFFICULTIES),
-        time_limit_s=check.integer("time_limit_s", minimum=1),
-        deps=check.string_list("deps"),
+        time_limit_s=check.integer("time_limit_s", minimum=1, maximum=MAX_TIME_LIMIT_S),
+        deps=check.import_names("deps"),
         probes=check.text("probes"),
         frozen_set=check.set_name(),
         calibration=check.calibration(),
+        holdout=check.boolean("holdout", default=False),
     )
     _check_tier(meta, where)
     _check_admission(meta, where)
@@ -141,11 +166,21 @@ class _Checker:
             self.fail("slug", f"{value!r} must be lower_snake_case")
         return value
 
-    def integer(self, name: str, minimum: int) -> int:
+    def integer(self, name: str, minimum: int, maximum: int | None = None) -> int:
         value = self.get(name)
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             self.fail(name, f"must be an integer >= {minimum}, got {value!r}")
+        if maximum is not None and value > maximum:
+            self.fail(name, f"must be at most {maximum}, got {value!r}")
         return value
+
+    def import_names(self, name: str) -> tuple[str, ...]:
+        """Top-level import names (numpy, torch): what `find_spec` checks before grading."""
+        names = self.string_list(name)
+        for value in names:
+            if not value.isidentifier():
+                self.fail(name, f"{value!r} is not a top-level import name (no dots, no version specifiers)")
+        return names
 
     def boolean(self, name: str, default: bool) -> bool:
         value = self.data.get(name, default)

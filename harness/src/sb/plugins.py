@@ -16,7 +16,7 @@ from importlib.metadata import entry_points
 import pluggy
 
 from sb import hookspecs
-from sb.errors import PluginError
+from sb.errors import PluginError, SbError
 
 ENTRY_POINT_GROUP = "sb"
 DEFAULT_PLUGINS = (
@@ -54,11 +54,24 @@ def _register_entry_point(pm: pluggy.PluginManager, ep) -> None:
         return
     try:
         plugin = ep.load()
-    except Exception as exc:  # a broken third-party package must not read as a traceback
-        raise PluginError(f"plugin {ep.name!r} ({_dist_name(ep)}) failed to load: {exc}") from exc
+    except Exception as exc:  # one broken package never blocks the others: it is reported, not loaded
+        broken_plugins(pm)[ep.name] = f"plugin {ep.name!r} ({_dist_name(ep)}) failed to load: {_first_line(exc)}"
+        return
     pm.register(plugin, name=ep.name)
     pm._sb_sources = getattr(pm, "_sb_sources", {})
     pm._sb_sources[ep.name] = _dist_name(ep)
+
+
+def broken_plugins(pm: pluggy.PluginManager) -> dict:
+    """Entry-point name -> one line saying why that plugin could not be used."""
+    if not hasattr(pm, "_sb_broken"):
+        pm._sb_broken = {}
+    return pm._sb_broken
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
 def _dist_name(ep) -> str:
@@ -89,10 +102,25 @@ class Registry:
         self.sources[name] = source
 
 
-def collect(pm: pluggy.PluginManager, hook_name: str, kind: str, name_of) -> Registry:
-    """Call one register_* hook plugin by plugin, so each registration knows its source."""
+def collect(pm: pluggy.PluginManager, hook_name: str, kind: str, name_of, check=None) -> Registry:
+    """Call one register_* hook plugin by plugin, so each registration knows its source. A
+    plugin whose hook raises (a malformed task package) is set aside in `broken_plugins`
+    and the others are still collected; `check(plugin_name, item)` may refuse an item."""
     registry = Registry(kind)
     for impl in getattr(pm.hook, hook_name).get_hookimpls():
-        source = plugin_source(pm, impl.plugin)
-        impl.function(register=lambda item, _s=source: registry.add(name_of(item), item, _s))
+        source, name = plugin_source(pm, impl.plugin), pm.get_name(impl.plugin)
+        found = []
+        try:
+            impl.function(register=found.append)
+            for item in found:
+                if check:
+                    check(name, item)
+        except PluginError:
+            raise
+        except Exception as exc:
+            broken_plugins(pm)[name] = f"{source}: {exc}" if isinstance(exc, SbError) else \
+                f"{source}: {_first_line(exc)}"
+            continue
+        for item in found:
+            registry.add(name_of(item), item, source)
     return registry

@@ -89,7 +89,7 @@ def write_atomic(path: Path, doc: dict) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(doc, handle, indent=2, sort_keys=False)
+            json.dump(doc, handle, indent=2, sort_keys=False, allow_nan=False)  # always valid JSON
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())
@@ -107,7 +107,18 @@ def load(path: Path) -> dict:
         raise SbError(f"cannot read results file {path}: {exc}") from exc
     if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
         raise SbError(f"{path}: not a scratchbench results file (schema_version {SCHEMA_VERSION})")
-    return doc
+    from sb.schema import validate_results
+    return validate_results(doc, str(path))
+
+
+def claims_to_be_results(path: Path) -> bool:
+    """A JSON object with our schema_version: a results file, valid or not (other JSON beside
+    results, a chart's data say, is not one)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return path.name.endswith(".json") and not path.name.startswith(("speed-", "."))
+    return isinstance(doc, dict) and "schema_version" in doc and "tasks" in doc
 
 
 def newest(results_dir: Path) -> Path | None:

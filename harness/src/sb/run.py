@@ -15,6 +15,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -53,9 +54,31 @@ class Sweep:
 
 
 def run_draws(sweep: Sweep, on_task=None, resume: bool = False) -> list:
-    """Every draw of the sweep (`--repeat N`), each in its own results file; no draw sees another."""
+    """Every draw of the sweep (`--repeat N`), each in its own results file; no draw sees another.
+    The sweep's group is locked while it runs, so a second `--resume` cannot work on it too."""
     sweep.group_id = sweep.group_id or _group_id(sweep, resume)
-    return [run_sweep(sweep, draw, on_task, resume) for draw in range(1, sweep.draws + 1)]
+    from sb.interrupt import set_note
+    with group_lock(sweep):
+        set_note(f"finished tasks are in {sweep.results_dir}; `sb run ... --resume` continues")
+        return [run_sweep(sweep, draw, on_task, resume) for draw in range(1, sweep.draws + 1)]
+
+
+@contextmanager
+def group_lock(sweep: Sweep):
+    import fcntl
+    folder = Path(sweep.results_dir) / ".locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = open(folder / f"{sweep.group_id}.lock", "w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise SbError(f"sweep {sweep.group_id} is being run by another sb process right now; "
+                      "wait for it to finish (or stop it) before resuming") from None
+    try:
+        yield
+    finally:
+        handle.close()
 
 
 def _group_id(sweep: Sweep, resume: bool) -> str:
@@ -72,8 +95,8 @@ def find_unfinished(sweep: Sweep) -> list:
     for path in sorted(Path(sweep.results_dir).glob(f"*-{sweep.key}-d*.json"), reverse=True):
         try:
             doc = results.load(path)
-        except SbError:
-            continue  # an unreadable file is not a sweep to resume
+        except SbError as exc:  # never start over silently: the paid tasks in it would be solved again
+            raise SbError(f"cannot resume: {exc} (move the file aside to start this sweep over)") from None
         if not doc.get("complete"):
             found.append(doc)
     return found

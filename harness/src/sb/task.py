@@ -134,7 +134,12 @@ class Task:
         spec_file = entry.joinpath("mutant.yaml")
         if not spec_file.is_file():
             raise TaskError(f"{where}: missing")
-        spec = yaml.safe_load(spec_file.read_text(encoding="utf-8")) or {}
+        try:
+            spec = yaml.safe_load(spec_file.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise TaskError(f"{where}: not valid YAML ({str(exc).strip().splitlines()[0]})") from None
+        if not isinstance(spec, dict):
+            raise TaskError(f"{where}: expected a mapping with description and expected")
         files = {k: v for k, v in read_tree(entry).items() if k != "mutant.yaml"}
         return Mutant(entry.name, _mutant_field(spec, "description", where), _expected(spec, where),
                       str(spec.get("reason") or ""), files)
@@ -201,9 +206,16 @@ def load_packaged_task(package: str) -> Task:
     meta_file = root.joinpath("meta.yaml")
     if not meta_file.is_file():
         raise TaskError(f"{package}/meta.yaml: missing")
-    task = Task(parse_meta(meta_file.read_text(encoding="utf-8"), f"{package}/meta.yaml"), package, root)
+    task = Task(parse_meta(_utf8(meta_file, f"{package}/meta.yaml"), f"{package}/meta.yaml"), package, root)
     _check_layout(task)
     return task
+
+
+def _utf8(entry, where: str) -> str:
+    try:
+        return entry.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{where}: not UTF-8 (byte {exc.start})") from None
 
 
 def _check_layout(task: Task) -> None:

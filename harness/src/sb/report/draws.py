@@ -30,10 +30,13 @@ def load_dir(folder: Path, complete_only: bool = True) -> list[dict]:
 
 
 def _load_or_none(path: Path):
-    """A results document, or None for any other JSON file (a chart's data, a manifest)."""
+    """A results document, or None for any other JSON file (a chart's data, a manifest). A
+    file that is a results document but a broken one is refused, never silently skipped."""
     try:
         return results.load(path)
     except SbError:
+        if results.claims_to_be_results(path):
+            raise
         return None
 
 

@@ -51,10 +51,12 @@ def speed(base_url, model, levels, max_tokens, requests_per_level, floor, hardwa
     from sb.speed import chart, results
     from sb.speed.client import Endpoint
     from sb.speed.loadgen import Plan, measure
+    from sb.inputs import writable_dir
     try:
         Endpoint.from_base_url(base_url)
     except ValueError as exc:
         raise SbError(str(exc)) from None
+    writable_dir(results_dir, "--results")  # before the first request, not after the measurement
     plan = Plan(base_url, model, parse_levels(levels), max_tokens, requests_per_level, timeout_s, _api_key(api_key_env))
     try:
         measurement = measure(plan)

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from sb.judge import probe
 from bn_moments import Moments, batch_moments, batchnorm_train_step, chunk_moments, merge_moments
 
 from _exact import C, exact_mean_m2, make_rows, split
@@ -77,12 +78,6 @@ def test_batch_moments_many_unequal_chunks_large_offset(sizes):
     _assert_moments(batch_moments(split(rows, sizes)), rows, MEAN_RTOL, M2_RTOL)
 
 
-def test_batch_moments_consumes_a_one_shot_iterator():
-    rows = make_rows(9, 20)
-    chunks = iter(split(rows, (1, 6, 13)))
-    _assert_moments(batch_moments(chunks), rows, TIGHT, TIGHT)
-
-
 def test_batch_moments_independent_of_the_split():
     rows = make_rows(10, 36, OFFSET)
     results = [batch_moments(split(rows, s)) for s in [(36,), (1, 35), (5, 1, 20, 10), (1,) * 36]]
@@ -150,3 +145,150 @@ def test_single_row_batch_is_rejected():
     gamma, beta, rm, rv = _step_inputs(15)
     with pytest.raises(ValueError):
         batchnorm_train_step([make_rows(15, 1)], gamma, beta, rm, rv)
+
+
+# ---------------------------------------------------------------- types
+
+def test_count_is_a_python_int_everywhere():
+    rows = make_rows(20, 9)
+    a, b = chunk_moments(rows[:4]), chunk_moments(rows[4:])
+    for m in (a, b, merge_moments(a, b), batch_moments(split(rows, (2, 7)))):
+        assert type(m.count) is int, f"count is {type(m.count).__name__}, not a Python int"
+
+
+def test_states_are_moments_of_float64_arrays():
+    rows = make_rows(21, 9)
+    a, b = chunk_moments(rows[:4]), chunk_moments(rows[4:])
+    for m in (a, b, merge_moments(a, b), batch_moments(split(rows, (2, 7)))):
+        assert isinstance(m, Moments)
+        for field in (m.mean, m.m2):
+            assert isinstance(field, np.ndarray) and field.dtype == np.float64 and field.shape == (C,)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int8, np.int64, "list"], ids=str)
+def test_inputs_of_any_numeric_type_work_in_float64(dtype):
+    # int8 rows around +-100: a square or a sum kept in int8 would overflow; float16 and
+    # float32 rows must be read as the float64 numbers they hold
+    rng = np.random.default_rng(22)
+    raw = rng.integers(-120, 120, size=(11, C))
+    if dtype in (np.float16, np.float32):
+        raw = raw / 8.0
+    x = raw.tolist() if dtype == "list" else raw.astype(dtype)
+    x64 = np.asarray(x, dtype=np.float64)
+    m = chunk_moments(x)
+    assert m.mean.dtype == np.float64 and m.m2.dtype == np.float64
+    _assert_moments(m, x64, TIGHT, TIGHT)
+    chunks = [x[:3], x[3:4], x[4:]]
+    _assert_moments(batch_moments(chunks), x64, TIGHT, TIGHT)
+    gamma, beta, rm, rv = _step_inputs(22)
+    outputs, new_mean, new_var = batchnorm_train_step(chunks, gamma, beta, rm, rv, momentum=0.25, eps=1e-3)
+    mean, m2 = exact_mean_m2(x64)
+    expected = (x64 - mean) / np.sqrt(m2 / 11 + 1e-3) * gamma + beta
+    assert all(o.dtype == np.float64 for o in outputs)
+    # O(1) outputs and unit-offset data: stable float64 formulas agree to ~1e-14
+    np.testing.assert_allclose(np.concatenate(outputs), expected, rtol=0, atol=TIGHT)
+    np.testing.assert_allclose(new_var, 0.75 * rv + 0.25 * m2 / 10, rtol=TIGHT, atol=0)
+
+
+# ---------------------------------------------------------------- merge from the states alone
+
+@pytest.mark.parametrize("offset", [0.0, OFFSET], ids=["no_offset", "offset_1e8"])
+def test_merge_of_states_built_directly(offset):
+    # states made by the test itself from exact sums: merge may use nothing but the triple
+    rows = make_rows(23, 30, offset)
+    parts = split(rows, (1, 29))
+    states = []
+    for part in parts:
+        mean, m2 = exact_mean_m2(part)
+        states.append(Moments(int(part.shape[0]), mean, m2))
+    merged = merge_moments(*states)
+    _assert_moments(merged, rows, MEAN_RTOL if offset else TIGHT, M2_RTOL if offset else TIGHT)
+    swapped = merge_moments(states[1], states[0])
+    _assert_moments(swapped, rows, MEAN_RTOL if offset else TIGHT, M2_RTOL if offset else TIGHT)
+
+
+def test_merge_of_single_rows_one_at_a_time():
+    rows = make_rows(24, 6)
+    total = chunk_moments(rows[:1])
+    for i in range(1, 6):
+        total = merge_moments(total, chunk_moments(rows[i:i + 1]))
+    _assert_moments(total, rows, TIGHT, TIGHT)
+
+
+# ---------------------------------------------------------------- iterables
+
+def test_batch_moments_reads_one_shot_iterables_natively():
+    # a real iterator and a generator, built in the solution's process
+    rows = make_rows(25, 20, OFFSET)
+    got = probe("_probe_live.py").one_shot(split(rows, (1, 6, 12, 1)))
+    mean, m2 = exact_mean_m2(rows)
+    for kind, (is_moments, count, m_mean, m_m2) in got.items():
+        assert is_moments, kind
+        assert count == 20, kind
+        np.testing.assert_allclose(m_mean, mean, rtol=MEAN_RTOL, atol=0, err_msg=kind)
+        np.testing.assert_allclose(m_m2, m2, rtol=M2_RTOL, atol=0, err_msg=kind)
+
+
+# ---------------------------------------------------------------- the training step
+
+def test_train_step_returns_a_list_of_one_array_per_chunk():
+    sizes = (1, 5, 1, 3)
+    rows = make_rows(26, sum(sizes))
+    gamma, beta, rm, rv = _step_inputs(26)
+    outputs, new_mean, new_var = batchnorm_train_step(split(rows, sizes), gamma, beta, rm, rv)
+    assert type(outputs) is list and len(outputs) == len(sizes)
+    for out, size in zip(outputs, sizes):
+        assert isinstance(out, np.ndarray) and out.shape == (size, C) and out.dtype == np.float64
+    for arr in (new_mean, new_var):
+        assert isinstance(arr, np.ndarray) and arr.shape == (C,) and arr.dtype == np.float64
+
+
+def test_train_step_default_eps():
+    sizes = (4, 1, 6)
+    rows = make_rows(27, sum(sizes))
+    gamma, beta, rm, rv = _step_inputs(27)
+    outputs, _, _ = batchnorm_train_step(split(rows, sizes), gamma, beta, rm, rv)
+    mean, m2 = exact_mean_m2(rows)
+    expected = (rows - mean) / np.sqrt(m2 / rows.shape[0] + 1e-5) * gamma + beta
+    # unit-offset float64: ~1e-14; eps 1e-5 against any other default moves outputs by > 1e-7
+    np.testing.assert_allclose(np.concatenate(outputs), expected, rtol=0, atol=TIGHT)
+
+
+def test_single_channel_batch():
+    rng = np.random.default_rng(28)
+    rows = rng.normal(size=(7, 1)) * 3 + OFFSET
+    m = batch_moments(split(rows, (1, 2, 4)))
+    mean, m2 = exact_mean_m2(rows)
+    assert m.mean.shape == (1,) and m.m2.shape == (1,)
+    np.testing.assert_allclose(m.mean, mean, rtol=MEAN_RTOL, atol=0)
+    np.testing.assert_allclose(m.m2, m2, rtol=M2_RTOL, atol=0)
+
+
+@pytest.mark.parametrize("sizes", [(1, 1), (2,)], ids=_ids)
+def test_two_rows_are_enough(sizes):
+    rows = make_rows(29, 2)
+    gamma, beta, rm, rv = _step_inputs(29)
+    outputs, new_mean, new_var = batchnorm_train_step(split(rows, sizes), gamma, beta, rm, rv, momentum=0.5)
+    mean, m2 = exact_mean_m2(rows)
+    np.testing.assert_allclose(new_var, 0.5 * rv + 0.5 * m2, rtol=TIGHT, atol=0)
+    np.testing.assert_allclose(new_mean, 0.5 * rm + 0.5 * mean, rtol=TIGHT, atol=TIGHT)
+
+
+@pytest.mark.parametrize("sizes", [(3, 1, 4), (1,)], ids=_ids)
+def test_train_step_leaves_every_argument_unchanged_and_returns_new_arrays(sizes):
+    # live arrays in the solution's process; (1,) is the rejected one-row batch: nothing may
+    # change before the ValueError either
+    rows = make_rows(30, sum(sizes))
+    chunks = split(rows, sizes)
+    gamma, beta, rm, rv = _step_inputs(30)
+    got = probe("_probe_live.py").train_step(chunks, gamma, beta, rm, rv, 0.2, 1e-4)
+    if sum(sizes) < 2:
+        assert got["error"] == "ValueError"
+    else:
+        assert got["error"] is None
+        assert len(got["shares"]) == len(sizes) + 2
+        assert not any(got["shares"]), "a returned array shares memory with an argument"
+    for before, after in zip(chunks, got["chunks_after"]):
+        np.testing.assert_array_equal(after, before, err_msg="a chunk was modified")
+    for name, before in (("gamma", gamma), ("beta", beta), ("running_mean", rm), ("running_var", rv)):
+        np.testing.assert_array_equal(got["params_after"][name], before, err_msg=f"{name} was modified")

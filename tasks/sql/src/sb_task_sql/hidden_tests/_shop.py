@@ -1,7 +1,8 @@
-"""Build the shop database and run the solver's query.sql against it."""
-import pathlib
+"""The shop data, the oracle, and the probe call that runs the solver's query.sql in the
+solution's process (the judge never executes the query itself)."""
 import random
-import sqlite3
+
+from sb.judge import probe, solution_source
 
 SCHEMA = """
 CREATE TABLE customers (
@@ -19,32 +20,34 @@ CREATE TABLE orders (
 COLUMNS = ["customer_id", "name", "paid_orders", "total_cents"]
 
 
-def build(customers, orders) -> sqlite3.Connection:
-    """customers: [(id, name)]; orders: [(id, customer_id, placed_at, status, amount_cents)]."""
-    conn = sqlite3.connect(":memory:")
-    conn.executescript(SCHEMA)
-    conn.executemany("INSERT INTO customers VALUES (?, ?)", customers)
-    conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)", orders)
-    conn.commit()
-    return conn
+# Statements run on the fresh database before the rows go in: they change how SQLite may
+# plan and return the query, never what a correct query returns.
+PLAIN = ()
+INDEXED = ("CREATE INDEX customers_by_name ON customers(name DESC, id DESC)",
+           "CREATE INDEX orders_by_customer ON orders(customer_id, status, placed_at)")
 
 
 def solver_query() -> str:
-    path = pathlib.Path.cwd() / "query.sql"
-    return path.read_text(encoding="utf-8") if path.exists() else ""
+    return solution_source("query.sql")
 
 
-def run_query(conn: sqlite3.Connection):
-    """Return (column names, rows) of the solver's query; a broken query is an assertion."""
+def run_query(customers, orders, setup=PLAIN):
+    """Return (column names, rows) of the solver's query, run in the solution's process on a
+    database built there from these rows; a broken query is an assertion."""
     sql = solver_query()
     assert sql.strip(), "query.sql is missing or empty"
-    try:
-        cursor = conn.execute(sql)
-        rows = cursor.fetchall()
-    except (sqlite3.Error, sqlite3.Warning) as exc:
-        raise AssertionError(f"query.sql failed to run: {exc}") from None
-    assert cursor.description is not None, "query.sql returned no result set (no SELECT?)"
-    return [d[0] for d in cursor.description], [tuple(r) for r in rows]
+    got = probe("_probe_sqlite.py").run(SCHEMA, list(setup), customers, orders, sql)
+    assert "error" not in got, f"query.sql failed to run: {got.get('error')}"
+    assert got["columns"] is not None, "query.sql returned no result set (no SELECT?)"
+    assert got["changes"] == 0 and got["counts"] == [len(customers), len(orders)], \
+        f"query.sql changed the database ({got['changes']} rows changed)"
+    return got["columns"], got["rows"]
+
+
+def typed(rows):
+    """Rows with each value's exact type beside it: (1, 'A', 2, 30) and (1, 'A', 2, 30.0)
+    are equal in Python, and the report promises integers."""
+    return [tuple((type(v).__name__, v) for v in row) for row in rows]
 
 
 def expected_rows(customers, orders):

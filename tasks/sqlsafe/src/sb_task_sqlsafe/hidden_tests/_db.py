@@ -1,40 +1,6 @@
-"""A users table, and a connection that records every statement it is given."""
-import sqlite3
-
-
-class RecordingCursor(sqlite3.Cursor):
-    def execute(self, sql, *args):
-        self.connection.statements.append(sql)
-        return super().execute(sql, *args)
-
-    def executemany(self, sql, *args):
-        self.connection.statements.append(sql)
-        return super().executemany(sql, *args)
-
-    def executescript(self, script):
-        self.connection.statements.append(script)
-        return super().executescript(script)
-
-
-class RecordingConnection(sqlite3.Connection):
-    """Sees the SQL text before parameters are bound, whichever way it is run."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.statements = []
-
-    def cursor(self, factory=RecordingCursor):
-        return super().cursor(factory)
-
-    def execute(self, sql, *args):
-        return self.cursor().execute(sql, *args)
-
-    def executemany(self, sql, *args):
-        return self.cursor().executemany(sql, *args)
-
-    def executescript(self, script):
-        return self.cursor().executescript(script)
-
+"""The users the tests search, their database (in the solution's process, built by
+_probe_db.py) and the independent answers, computed here from the rows themselves."""
+from sb.judge import probe
 
 USERS = [
     # (name, email, country, age)
@@ -58,30 +24,35 @@ USERS = [
     ("semi;colon", "semi@example.com", "SE", 50),
     ("quote\"double", "dq@example.com", "SE", 18),
     ("percent%%twice", "pp@example.com", "IT", 66),
+    ("star*glob?[x]", "glob@example.com", "gb", 34),
+    ("zoë", "zoe2@example.fr", "FR", 0),
 ]
+
+KEYS = ("id", "name", "email", "country", "age")
+
+
+def rows():
+    """Every row as stored: ids 1.. in list order, and a password hash no query may return."""
+    return [[i + 1, *u, f"$argon2id$secret{i:03d}"] for i, u in enumerate(USERS)]
+
+
+def db():
+    return probe("_probe_db.py")
 
 
 def make_db():
-    conn = sqlite3.connect(":memory:", factory=RecordingConnection)
-    conn.execute(
-        "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, "
-        "country TEXT NOT NULL, age INTEGER NOT NULL, password_hash TEXT NOT NULL)"
-    )
-    conn.executemany(
-        "INSERT INTO users (name, email, country, age, password_hash) VALUES (?, ?, ?, ?, ?)",
-        [u + (f"$argon2id$secret{i:03d}",) for i, u in enumerate(USERS)],
-    )
-    conn.commit()
-    conn.statements.clear()
-    return conn
+    """A fresh table in the solution's process; the handle is what search_users receives."""
+    return db().make_db(rows())
+
+
+def statements(conn):
+    return db().statements(conn)
 
 
 def snapshot(conn):
-    tables = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
-    rows = conn.execute("SELECT * FROM users ORDER BY id").fetchall()
-    return tables, rows
+    return db().snapshot(conn)
 
 
-def all_users(conn):
-    keys = ("id", "name", "email", "country", "age")
-    return [dict(zip(keys, r)) for r in conn.execute(f"SELECT {', '.join(keys)} FROM users ORDER BY id")]
+def all_users():
+    """Every user as search_users returns it, in id order (computed here, never read back)."""
+    return [dict(zip(KEYS, (i + 1, *u))) for i, u in enumerate(USERS)]

@@ -1,10 +1,10 @@
-import sqlite3
+import itertools
 
 import pytest
 
 from user_search import search_users
 
-from _db import USERS, all_users, make_db, snapshot
+from _db import KEYS, USERS, all_users, db, make_db, rows, snapshot, statements
 
 ADVERSARIAL = [
     "' OR '1'='1",
@@ -42,11 +42,16 @@ ADVERSARIAL = [
     "*/",
     ";",
     "Zoë",
+    "zoë",
     "🙂",
     "ann",
     "",
     " ",
     "\u02bc OR 1=1",
+    "star*",
+    "[x]",
+    "?[",
+    "\x00",
 ]
 
 
@@ -54,12 +59,25 @@ def test_corpus_is_large_enough():
     # The brief requires at least 30 adversarial strings; keep the corpus honest.
     assert len(set(ADVERSARIAL)) >= 30
     conn = make_db()
-    assert search_users(conn, {"name_contains": "Ann"}) == [u for u in all_users(conn) if "Ann" in u["name"]]
+    assert search_users(conn, {"name_contains": "Ann"}) == [u for u in all_users() if "Ann" in u["name"]]
 
 
 def test_no_filters_returns_everything_by_id():
     conn = make_db()
-    assert search_users(conn) == all_users(conn)
+    assert search_users(conn) == all_users()
+    assert search_users(conn, None) == all_users()
+    assert search_users(conn, {}) == all_users()
+
+
+def test_rows_have_exactly_the_stated_keys_and_types():
+    conn = make_db()
+    got = search_users(conn, limit=500)
+    assert type(got) is list and len(got) == len(USERS)
+    for row in got:
+        assert type(row) is dict
+        assert sorted(row) == sorted(KEYS), "password_hash (or anything else) must not be returned"
+        assert type(row["id"]) is int and type(row["age"]) is int
+        assert all(type(row[k]) is str for k in ("name", "email", "country"))
 
 
 @pytest.mark.parametrize("text", ADVERSARIAL, ids=[f"s{i}" for i in range(len(ADVERSARIAL))])
@@ -67,7 +85,7 @@ def test_name_contains_is_a_literal_case_sensitive_substring(text):
     conn = make_db()
     before = snapshot(conn)
     got = search_users(conn, {"name_contains": text})
-    assert got == [u for u in all_users(conn) if text in u["name"]]
+    assert got == [u for u in all_users() if text in u["name"]]
     assert snapshot(conn) == before
 
 
@@ -75,23 +93,59 @@ def test_name_contains_is_a_literal_case_sensitive_substring(text):
 def test_email_and_country_filters_match_exactly(text):
     conn = make_db()
     before = snapshot(conn)
-    users = all_users(conn)
+    users = all_users()
     assert search_users(conn, {"email": text}) == [u for u in users if u["email"] == text]
     got = search_users(conn, {"country_in": [text, "GB"]})
     assert got == [u for u in users if u["country"] in (text, "GB")]
+    assert search_users(conn, {"country_in": [text]}) == [u for u in users if u["country"] == text]
     assert snapshot(conn) == before
+
+
+def test_email_is_exact_in_case_and_whitespace():
+    conn = make_db()
+    assert search_users(conn, {"email": "ann@example.com"}) == [all_users()[0]]
+    assert search_users(conn, {"email": "ANN@example.com"}) == [all_users()[2]]
+    assert search_users(conn, {"email": "ANN@EXAMPLE.COM"}) == []
+    assert search_users(conn, {"email": "ann@example.com "}) == []
+    assert search_users(conn, {"email": " ann@example.com"}) == []
+    assert search_users(conn, {"email": "ann@example"}) == []
+
+
+def test_country_is_exact_in_case():
+    conn = make_db()
+    users = all_users()
+    assert search_users(conn, {"country_in": ["GB"]}) == [u for u in users if u["country"] == "GB"]
+    assert search_users(conn, {"country_in": ["gb"]}) == [u for u in users if u["country"] == "gb"]
+    assert search_users(conn, {"country_in": ["G"]}) == []
+    assert search_users(conn, {"country_in": ["GB", "GB", "FR"]}) == [u for u in users if u["country"] in ("GB", "FR")]
 
 
 def test_filters_combine_with_and():
     conn = make_db()
     got = search_users(conn, {"name_contains": "n", "country_in": ["US", "GB", "DE"], "min_age": 30})
-    want = [u for u in all_users(conn) if "n" in u["name"] and u["country"] in ("US", "GB", "DE") and u["age"] >= 30]
+    want = [u for u in all_users() if "n" in u["name"] and u["country"] in ("US", "GB", "DE") and u["age"] >= 30]
     assert got == want and len(want) >= 3
+    got = search_users(conn, {"email": "eve@example.com", "name_contains": "Ev", "min_age": 34, "country_in": ["GB"]})
+    assert got == [u for u in all_users() if u["name"] == "Eve"]
+    assert search_users(conn, {"email": "eve@example.com", "country_in": ["US"]}) == []
+
+
+@pytest.mark.parametrize("min_age", [-5, 0, 19, 34, 35, 99, 100])
+def test_min_age_is_inclusive(min_age):
+    conn = make_db()
+    assert search_users(conn, {"min_age": min_age}) == [u for u in all_users() if u["age"] >= min_age]
 
 
 def test_empty_country_list_matches_nothing():
     conn = make_db()
     assert search_users(conn, {"country_in": []}) == []
+    assert search_users(conn, {"country_in": [], "name_contains": ""}) == []
+
+
+def _text_of(conn):
+    seen = statements(conn)
+    assert seen, "the query must go through conn.execute or a cursor from conn"
+    return "\n".join(seen)
 
 
 def test_values_are_bound_never_written_into_the_sql():
@@ -99,31 +153,83 @@ def test_values_are_bound_never_written_into_the_sql():
     search_users(
         conn,
         {"name_contains": "Zq7Marker", "email": "Zq7Mail", "country_in": ["Zq7Land", "Zq7Other"], "min_age": 73519},
+        limit=437,
     )
-    text = "\n".join(conn.statements)
-    assert conn.statements, "the query must go through conn.execute or a cursor from conn"
-    for value in ("Zq7Marker", "Zq7Mail", "Zq7Land", "Zq7Other", "73519"):
+    text = _text_of(conn)
+    for value in ("Zq7Marker", "Zq7Mail", "Zq7Land", "Zq7Other", "73519", "437"):
         assert value not in text, f"{value!r} was written into the SQL text"
+
+
+def _bound_cases():
+    """Every caller-supplied value, alone and in every combination of filters, lists of
+    several lengths with a marker at each position, with and without a limit and a sort:
+    (filters, limit, the markers that must never reach the SQL text)."""
+    parts = {
+        "name_contains": ("Qx1Name'\"%_", ["Qx1Name"]),
+        "email": ("Qx2Mail@x'--", ["Qx2Mail"]),
+        "country_in": (["Qx3Aa", "Qx3Bb'", "Qx3Cc", "Qx3Dd", "Qx3Ee"], ["Qx3Aa", "Qx3Bb", "Qx3Cc", "Qx3Dd", "Qx3Ee"]),
+        "min_age": (61873, ["61873"]),
+    }
+    cases = []
+    names = sorted(parts)
+    for size in range(1, len(names) + 1):
+        for chosen in itertools.combinations(names, size):
+            filters = {name: parts[name][0] for name in chosen}
+            markers = [m for name in chosen for m in parts[name][1]]
+            cases.append((filters, 50, markers))
+    for length in (1, 2, 3, 5):
+        countries = [f"Qx4L{length}P{i}" for i in range(length)]
+        cases.append(({"country_in": countries}, 50, countries))
+    cases.append(({"min_age": -48127}, 50, ["48127"]))
+    cases.append(({"name_contains": "Qx5"}, 389, ["Qx5", "389"]))
+    cases.append(({}, 277, ["277"]))
+    cases.append(({}, 500, ["500"]))
+    return cases
+
+
+BOUND_CASES = _bound_cases()
+
+
+@pytest.mark.parametrize("case", range(len(BOUND_CASES)))
+@pytest.mark.parametrize("sort,direction", [("id", "asc"), ("age", "desc")])
+def test_every_caller_value_is_bound(case, sort, direction):
+    filters, limit, markers = BOUND_CASES[case]
+    conn = make_db()
+    search_users(conn, filters, sort=sort, direction=direction, limit=limit)
+    text = _text_of(conn)
+    for marker in markers:
+        assert marker not in text, f"{marker!r} was written into the SQL text: {text!r}"
 
 
 @pytest.mark.parametrize("sort", ["id", "name", "email", "country", "age"])
 @pytest.mark.parametrize("direction", ["asc", "desc"])
 def test_sorting_with_id_as_tiebreaker(sort, direction):
     conn = make_db()
-    users = all_users(conn)
+    users = all_users()
     # Independent answer: Python's stable sort (reverse=True keeps equal items in
     # their existing, ascending-id order). SQLite's BINARY collation orders UTF-8
     # text by code point, as Python's str comparison does.
     want = sorted(users, key=lambda u: u["id"])
     want = sorted(want, key=lambda u: u[sort], reverse=(direction == "desc"))
-    assert search_users(conn, sort=sort, direction=direction) == want
+    assert search_users(conn, sort=sort, direction=direction, limit=500) == want
+
+
+def test_sorting_a_filtered_result():
+    conn = make_db()
+    filters = {"min_age": 30, "country_in": ["GB", "NL", "gb", "US"]}
+    matching = [u for u in all_users() if u["age"] >= 30 and u["country"] in filters["country_in"]]
+    want = sorted(matching, key=lambda u: (-u["age"], u["id"]))
+    assert search_users(conn, filters, sort="age", direction="desc") == want
+    assert search_users(conn, filters, sort="age", direction="desc", limit=2) == want[:2]
 
 
 def test_limit():
     conn = make_db()
-    assert search_users(conn, sort="age", direction="desc", limit=3) == sorted(
-        all_users(conn), key=lambda u: (-u["age"], u["id"])
-    )[:3]
+    by_age = sorted(all_users(), key=lambda u: (-u["age"], u["id"]))
+    assert search_users(conn, sort="age", direction="desc", limit=3) == by_age[:3]
+    assert search_users(conn, sort="age", direction="desc", limit=1) == by_age[:1]
+    assert search_users(conn, sort="age", direction="desc", limit=500) == by_age
+    assert len(search_users(conn)) == len(USERS)  # the default, 50, is more than the table holds
 
 
 BAD_SORTS = [
@@ -137,7 +243,19 @@ BAD_SORTS = [
     "",
     "id--",
     "age, password_hash",
+    " id",
+    "id ",
+    "rowid",
+    None,
+    1,
+    ["id"],
 ]
+
+
+def _leaked(conn, bad):
+    """The caller's rejected value, if it reached the SQL text of any statement."""
+    text = "\n".join(statements(conn))
+    return isinstance(bad, str) and len(bad) >= 3 and bad in text
 
 
 @pytest.mark.parametrize("sort", BAD_SORTS, ids=[f"sort{i}" for i in range(len(BAD_SORTS))])
@@ -146,24 +264,51 @@ def test_sort_column_outside_the_allow_list_is_rejected(sort):
     before = snapshot(conn)
     with pytest.raises(ValueError):
         search_users(conn, sort=sort)
+    assert not _leaked(conn, sort)
     assert snapshot(conn) == before
 
 
-BAD_DIRECTIONS = ["ASC; DROP TABLE users", "descending", "", "desc, password_hash", "DESC"]
+BAD_DIRECTIONS = ["ASC; DROP TABLE users", "descending", "", "desc, password_hash", "DESC", "Asc", " asc", None,
+                  ["asc"]]
 
 
 @pytest.mark.parametrize("direction", BAD_DIRECTIONS, ids=[f"dir{i}" for i in range(len(BAD_DIRECTIONS))])
 def test_direction_outside_the_allow_list_is_rejected(direction):
     conn = make_db()
+    before = snapshot(conn)
     with pytest.raises(ValueError):
         search_users(conn, direction=direction)
+    assert not _leaked(conn, direction)
+    assert snapshot(conn) == before
 
 
-@pytest.mark.parametrize("key", ["password_hash", "name", "1=1 OR name_contains", "NAME_CONTAINS"])
+@pytest.mark.parametrize("key", ["password_hash", "name", "1=1 OR name_contains", "NAME_CONTAINS", "name_contains ",
+                                 "age", 1])
 def test_unknown_filter_is_rejected(key):
     conn = make_db()
     with pytest.raises(ValueError):
         search_users(conn, {key: "x"})
+    with pytest.raises(ValueError):
+        search_users(conn, {"name_contains": "a", key: "x"})
+
+
+WRONG_TYPES = [
+    ("name_contains", None), ("name_contains", 5), ("name_contains", b"Ann"), ("name_contains", ["Ann"]),
+    ("email", None), ("email", 1), ("email", b"ann@example.com"), ("email", ["ann@example.com"]),
+    ("country_in", "GB"), ("country_in", None), ("country_in", 1), ("country_in", {"GB": 1}),
+    ("country_in", ["GB", 1]), ("country_in", [None]), ("country_in", [b"GB"]), ("country_in", [["GB"]]),
+    ("min_age", "18 OR 1=1"), ("min_age", "18"), ("min_age", 18.5), ("min_age", 18.0), ("min_age", True),
+    ("min_age", False), ("min_age", None), ("min_age", [18]),
+]
+
+
+@pytest.mark.parametrize("name,value", WRONG_TYPES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(WRONG_TYPES)])
+def test_a_filter_value_of_the_wrong_type_is_rejected(name, value):
+    conn = make_db()
+    before = snapshot(conn)
+    with pytest.raises(ValueError):
+        search_users(conn, {name: value})
+    assert snapshot(conn) == before
 
 
 @pytest.mark.parametrize("value", ["18 OR 1=1", "18", 18.5, True, None])
@@ -173,7 +318,7 @@ def test_min_age_must_be_an_int(value):
         search_users(conn, {"min_age": value})
 
 
-@pytest.mark.parametrize("limit", [0, -1, 501, "10; DROP TABLE users", 2.5])
+@pytest.mark.parametrize("limit", [0, -1, 501, 10**6, "10; DROP TABLE users", "10", 2.5, 10.0, True, False, None])
 def test_limit_outside_range_is_rejected(limit):
     conn = make_db()
     with pytest.raises(ValueError):
@@ -185,3 +330,19 @@ def test_password_hash_never_returned():
     for row in search_users(conn, {"name_contains": ""}, limit=500):
         assert set(row) == {"id", "name", "email", "country", "age"}
     assert len(USERS) == len(search_users(conn, limit=500))
+    assert search_users(conn, {"name_contains": "$argon2id"}) == []
+    assert search_users(conn, {"email": rows()[0][5]}) == []
+
+
+def test_the_callers_open_transaction_is_left_alone():
+    """The application inserted a user on this connection and has not committed yet:
+    the search sees that row (it runs on the same connection), and afterwards the
+    transaction is still open and uncommitted, so the caller can still roll it back."""
+    pending = [len(USERS) + 1, "Pending Ann", "pending@example.com", "GB", 41, "$argon2id$pending"]
+    conn, path = db().make_file_db_with_open_transaction(rows(), [pending])
+    want = [u for u in all_users() if "Ann" in u["name"]] + [dict(zip(KEYS, pending[:5]))]
+    assert search_users(conn, {"name_contains": "Ann"}) == want
+    state = db().transaction_state(conn, path)
+    assert state["in_transaction"] is True, "the caller's transaction was ended (committed or rolled back)"
+    assert state["committed_ids"] == [u["id"] for u in all_users()], "the caller's pending insert was committed"
+    assert db().roll_back(conn) == [u["id"] for u in all_users()]

@@ -26,6 +26,8 @@ def _where(filters):
         clauses.append("email = ?")
         params.append(_text(filters["email"]))
     if "country_in" in filters:
+        if not isinstance(filters["country_in"], list):  # a str would iterate as its characters
+            raise ValueError("country_in must be a list of str")
         countries = [_text(c) for c in filters["country_in"]]
         if countries:
             clauses.append(f"country IN ({', '.join('?' for _ in countries)})")
@@ -47,9 +49,9 @@ def _text(value):
 
 
 def search_users(conn, filters=None, sort="id", direction="asc", limit=50):
-    if sort not in _SORT_COLUMNS:
+    if not isinstance(sort, str) or sort not in _SORT_COLUMNS:
         raise ValueError(f"cannot sort by {sort!r}")
-    if direction not in _DIRECTIONS:
+    if not isinstance(direction, str) or direction not in _DIRECTIONS:
         raise ValueError(f"direction must be 'asc' or 'desc', got {direction!r}")
     if not _is_int(limit) or not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"limit must be an int in 1..{MAX_LIMIT}")
