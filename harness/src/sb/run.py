@@ -111,7 +111,11 @@ def run_sweep(sweep: Sweep, draw: int = 1, on_task=None, resume: bool = False) -
     doc = doc or _new_document(sweep, draw)
     done = {e["slug"] for e in doc["tasks"]}
     pending = [t for t in sweep.tasks if t.slug not in done]
-    _Runner(sweep, doc, path, on_task).run(pending)
+    runner = _Runner(sweep, doc, path, on_task)
+    runner.run(pending)
+    if runner.stopped:
+        from sb.errors import Unavailable
+        raise Unavailable(runner.stopped)
     order = {t.slug: i for i, t in enumerate(sweep.tasks)}
     doc["tasks"].sort(key=lambda e: order.get(e["slug"], len(order)))
     doc["complete"] = True
@@ -137,6 +141,8 @@ class _Runner:
         self.grade_slots = threading.Semaphore(max(1, sweep.jobs))
         self.references: dict = {}
         self.started = time.monotonic() - float(doc.get("wall_clock_s") or 0.0)
+        self.transport_failures_in_a_row = 0
+        self.stopped: str | None = None  # why the sweep stopped early (the server is down), if it did
 
     def run(self, pending: list) -> None:
         workers = max(1, self.sweep.concurrency, self.sweep.jobs)
@@ -155,13 +161,33 @@ class _Runner:
         return self.references[task.slug]
 
     def finish(self, task: Task) -> None:
-        entry = task_entry(task, solve_and_grade(task, self))
+        if self.stopped:
+            return  # left for --resume: never recorded as the model's failure
+        graded = solve_and_grade(task, self)
+        self._count_transport_failure(graded[1])
+        entry = task_entry(task, graded)
         with self.lock:
             self.doc["tasks"].append(entry)
             self.doc["wall_clock_s"] = round(time.monotonic() - self.started, 3)
             results.write_atomic(self.path, results.summarise(self.doc))
             if self.on_task:
                 self.on_task(entry, self.doc, len(self.sweep.tasks))
+
+
+    def _count_transport_failure(self, attempt) -> None:
+        """After MAX_TRANSPORT_FAILURES attempts in a row failed in transport (the server is
+        down, the key is revoked), stop: the rest of the sweep would only repeat them."""
+        with self.lock:
+            if attempt is None or not attempt.transport_failure:
+                self.transport_failures_in_a_row = 0
+                return
+            self.transport_failures_in_a_row += 1
+            if self.transport_failures_in_a_row >= MAX_TRANSPORT_FAILURES and not self.stopped:
+                self.stopped = (f"stopped after {self.transport_failures_in_a_row} model calls in a row failed in "
+                                f"transport (last: {attempt.detail}); finished tasks are kept, --resume continues")
+
+
+MAX_TRANSPORT_FAILURES = 3
 
 
 def _new_document(sweep: Sweep, draw: int) -> dict:

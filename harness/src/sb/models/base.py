@@ -38,6 +38,7 @@ class Attempt:
     dropped_files: list = field(default_factory=list)
     price: str | None = None              # the dated price used ("anthropic claude-x as of ..."), or "unpriced"
     exit_status: int | None = None        # an external agent's exit status (cmd:)
+    transport_failure: bool = False       # the call failed in transport (after its retries): no answer at all
 
     @property
     def produced_files(self) -> bool:

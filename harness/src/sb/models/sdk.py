@@ -94,7 +94,7 @@ class SdkAdapter(ModelAdapter):
             if not (isinstance(exc, sdk.APIError) or broken_stream(exc)):
                 raise
             return Attempt(status=Status.ADAPTER_ERROR, detail=transport_detail(sdk, exc, options, counter),
-                           transport_retries=counter.retries)
+                           transport_retries=counter.retries, transport_failure=_is_transport(sdk, exc))
         return conclude(self.provider, model, task, workdir, reply, counter.retries)
 
     def preflight(self, model: str, options: ModelOptions) -> None:
@@ -206,3 +206,12 @@ def transport_detail(sdk, exc, options: ModelOptions, counter: RequestCounter) -
 def _first_line(text: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line[:300]
+
+
+def _is_transport(sdk, exc) -> bool:
+    """No usable answer came back at all: the connection, a timeout, the server's own
+    errors (5xx, 529 overloaded, 429 after the retries). A 400 about one request is not."""
+    if isinstance(exc, (sdk.APIConnectionError, sdk.APITimeoutError)) or broken_stream(exc):
+        return True
+    status = getattr(exc, "status_code", None)
+    return status is not None and (status >= 500 or status == 429)
