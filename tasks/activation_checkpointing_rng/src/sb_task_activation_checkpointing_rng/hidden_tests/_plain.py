@@ -28,17 +28,17 @@ def draw_keep(g, p):
     return torch.rand((N, H), generator=g, dtype=torch.float32) >= p
 
 
-def numpy_forward(x, w1, b1, w2, b2, keep, p):
+def numpy_forward(x, w1, b1, w2, b2, keep, p, activation=np.tanh):
     """float64 numpy forward of the plain block with a given keep mask."""
     x, w1, b1, w2, b2 = (t.detach().double().numpy() for t in (x, w1, b1, w2, b2))
-    a = np.tanh(x @ w1.T + b1)
+    a = activation(x @ w1.T + b1)
     dropped = np.where(keep.numpy(), a / (1.0 - p), 0.0)
     return x + dropped @ w2.T + b2
 
 
-def autograd_plain(tensors, keep, p):
+def autograd_plain(tensors, keep, p, activation=torch.tanh):
     """Plain (non-checkpointed) float64 block under ordinary autograd, given the mask."""
     x, w1, b1, w2, b2 = tensors
-    a = torch.tanh(x @ w1.T + b1)
+    a = activation(x @ w1.T + b1)
     dropped = torch.where(keep, a / (1.0 - p), torch.zeros_like(a))
     return x + dropped @ w2.T + b2

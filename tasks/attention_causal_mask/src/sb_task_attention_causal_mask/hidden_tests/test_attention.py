@@ -5,8 +5,13 @@ import pytest
 import torch
 
 from attention import attention, causal_mask
+from sb.judge import probe
 
 from _brute import brute_attention
+
+# Whether attention() modifies a tensor in place is a fact about the solution's process
+# (arguments reach it as copies): the probe calls it there and hands the tensors back.
+INPUTS = probe("_probe_inputs.py")
 
 # float64 end to end: the only differences from the loop are summation order and exp/log
 # rounding, a few ulps on O(1) values; 1e-10 leaves five orders of magnitude of room.
@@ -69,6 +74,24 @@ def test_causal_mask_dtype(dtype):
 def test_causal_mask_more_queries_than_keys_raises():
     with pytest.raises(ValueError):
         causal_mask(5, 3)
+
+
+@pytest.mark.parametrize("num_queries,num_keys", [(0, 3), (0, 0), (2, 0), (-1, 4), (1, -2)])
+def test_causal_mask_sizes_below_one_raise(num_queries, num_keys):
+    with pytest.raises(ValueError):
+        causal_mask(num_queries, num_keys)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_causal_mask_half_precision_dtypes_hold_exact_zero_and_minus_inf(dtype):
+    mask = causal_mask(3, 5, dtype=dtype)
+    assert mask.dtype == dtype
+    np.testing.assert_array_equal(mask.double().numpy(), _mask_by_loop(3, 5))
+
+
+def test_causal_mask_one_query_one_key():
+    mask = causal_mask(1, 1)
+    assert tuple(mask.shape) == (1, 1) and mask.item() == 0.0
 
 
 # ---------------------------------------------------------------- attention
@@ -201,3 +224,61 @@ def test_attention_causal_more_queries_than_keys_raises():
     q, k, v = _qkv(12, 1, 1, 5, 3, 2)
     with pytest.raises(ValueError):
         attention(q, k, v, causal=True)
+
+
+def test_more_queries_than_keys_is_fine_without_causal():
+    # The Lq <= Lk rule belongs to the causal mask only.
+    q, k, v = _qkv(13, 2, 1, 5, 3, 4)
+    out = attention(q, k, v)
+    np.testing.assert_allclose(out.numpy(), _expected(q, k, v), atol=F64_ATOL, rtol=0)
+    padding = torch.tensor([[False, True, False], [True, True, True]])
+    out = attention(q, k, v, key_padding_mask=padding)
+    np.testing.assert_allclose(out.numpy(), _expected(q, k, v, padding=padding), atol=F64_ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_size_one_dimensions(causal):
+    # B = H = Lq = Lk = D = 1: a single allowed key gets weight exactly 1.
+    q, k, v = _qkv(14, 1, 1, 1, 1, 1, value_dim=3)
+    out = attention(q, k, v, causal=causal)
+    assert tuple(out.shape) == (1, 1, 1, 3)
+    np.testing.assert_allclose(out.numpy(), v.numpy(), atol=F64_ATOL, rtol=0)
+    out = attention(q, k, v, causal=causal, key_padding_mask=torch.tensor([[True]]))
+    assert torch.equal(out, torch.zeros(1, 1, 1, 3, dtype=torch.float64))
+
+
+def test_disallowed_keys_contribute_nothing_even_with_huge_scores():
+    # Padded and future keys get scores near +1e5: an additive "large negative" mask such as
+    # -1e4 would let them win; a disallowed key must take no part whatever its score.
+    q, k, v = _qkv(15, 2, 2, 3, 6, 4)
+    q = q.abs()
+    padding = torch.tensor([[False, True, False, False, False, False],
+                            [False, False, False, True, False, False]])
+    k2, v2 = k.clone(), v.clone()
+    k2[0, :, 1], k2[1, :, 3] = 1e5, 1e5        # padded keys
+    k2[:, :, 5] = 1e5                          # the last key: in the future of queries 0 and 1
+    v2[0, :, 1], v2[1, :, 3] = 1e3, 1e3
+    out = attention(q, k2, v2, causal=True, key_padding_mask=padding)
+    expected = _expected(q, k2, v2, causal=True, padding=padding)
+    # Query 2 sees key 5 (score ~1e5, weight ~1): O(1) outputs, float64 rounding ~1e-16.
+    np.testing.assert_allclose(out.numpy(), expected, atol=F64_ATOL, rtol=0)
+
+
+def test_float32_causal_mask_added_to_scores_gives_attention():
+    # The additive mask is meant to be added to the scores before the softmax.
+    q, k, v = _qkv(16, 1, 1, 3, 5, 4)
+    scores = q @ k.transpose(-2, -1) / 2.0 + causal_mask(3, 5, dtype=torch.float64)
+    manual = torch.softmax(scores, dim=-1) @ v
+    np.testing.assert_allclose(manual.numpy(), _expected(q, k, v, causal=True), atol=F64_ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_inputs_are_not_modified(dtype):
+    q, k, v = _qkv(17, 2, 2, 3, 5, 4, dtype=dtype)
+    padding = torch.tensor([[False, False, True, False, False], [True, False, False, False, False]])
+    kwargs = {"causal": True, "key_padding_mask": padding}
+    seen = INPUTS.call_and_return_inputs(q, k, v, kwargs)
+    for name, before in (("q", q), ("k", k), ("v", v), ("key_padding_mask", padding)):
+        assert torch.equal(seen["after"][name], before), f"attention() modified {name}"
+    np.testing.assert_allclose(seen["result"].double().numpy(), _expected(q, k, v, causal=True, padding=padding),
+                               atol=1e-5, rtol=0)  # float32 case: see test_float32_inputs_stay_float32...

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from sb.judge import probe
 from chunked_bn import ChunkedBatchNorm
 
 from _autograd import C, make_batch, split, whole_batch
@@ -109,3 +110,128 @@ def test_input_gradient_finite_differences():
             down[i, j] -= h
             fd[i, j] = (loss(up) - loss(down)) / (2 * h)
     np.testing.assert_allclose(dx, fd, rtol=0, atol=1e-6)
+
+
+# ---------------------------------------------------------------- the protocol's freedoms
+
+def test_each_apply_pass_may_use_its_own_split_order_and_repeats():
+    # forward_apply and backward_apply visit the rows in different splits and orders, and
+    # some chunks twice: an apply must depend only on the chunk in hand and the accumulated
+    # state, never on what an earlier apply call saw
+    x, dy, gamma, beta = make_batch(9, N)
+    want_y, want_dx, dgamma, dbeta = whole_batch(x, dy, gamma, beta, EPS)
+    bn = ChunkedBatchNorm(gamma, beta, eps=EPS)
+    for lo, hi in split(x, (2, 7, 3)):
+        bn.forward_accumulate(x[lo:hi])
+    y = np.full_like(x, np.nan)
+    for lo, hi in [(8, 12), (0, 5), (5, 8), (0, 5), (11, 12)]:
+        y[lo:hi] = bn.forward_apply(x[lo:hi])
+    np.testing.assert_allclose(y, want_y, rtol=0, atol=TOL)
+    for lo, hi in split(x, (5, 1, 6)):
+        bn.backward_accumulate(x[lo:hi], dy[lo:hi])
+    dx = np.full_like(x, np.nan)
+    for lo, hi in [(3, 4), (10, 12), (4, 10), (0, 3), (4, 10), (2, 3)]:
+        dx[lo:hi] = bn.backward_apply(x[lo:hi], dy[lo:hi])
+    np.testing.assert_allclose(dx, want_dx, rtol=0, atol=TOL)
+    np.testing.assert_allclose(bn.grad_gamma(), dgamma, rtol=0, atol=TOL)
+    np.testing.assert_allclose(bn.grad_beta(), dbeta, rtol=0, atol=TOL)
+
+
+def test_parameter_gradients_are_ready_at_the_end_of_pass_three():
+    x, dy, gamma, beta = make_batch(10, N)
+    _, _, dgamma, dbeta = whole_batch(x, dy, gamma, beta, EPS)
+    bn = ChunkedBatchNorm(gamma, beta, eps=EPS)
+    chunks = split(x, (4, 1, 7))
+    for lo, hi in chunks:
+        bn.forward_accumulate(x[lo:hi])
+    for lo, hi in chunks:
+        bn.forward_apply(x[lo:hi])
+    for lo, hi in chunks:
+        bn.backward_accumulate(x[lo:hi], dy[lo:hi])
+    # before any backward_apply
+    np.testing.assert_allclose(bn.grad_gamma(), dgamma, rtol=0, atol=TOL)
+    np.testing.assert_allclose(bn.grad_beta(), dbeta, rtol=0, atol=TOL)
+    for lo, hi in split(x, (6, 6)):
+        bn.backward_apply(x[lo:hi], dy[lo:hi])
+    # and unchanged after it
+    np.testing.assert_allclose(bn.grad_gamma(), dgamma, rtol=0, atol=TOL)
+    np.testing.assert_allclose(bn.grad_beta(), dbeta, rtol=0, atol=TOL)
+
+
+# ---------------------------------------------------------------- types and defaults
+
+def test_float32_inputs_give_float64_results():
+    x, dy, gamma, beta = make_batch(11, N)
+    x32, dy32, g32, b32 = (a.astype(np.float32) for a in (x, dy, gamma, beta))
+    # the oracle sees the float32 values exactly, in float64
+    want_y, want_dx, dgamma, dbeta = whole_batch(*(a.astype(np.float64) for a in (x32, dy32, g32, b32)), EPS)
+    bn = ChunkedBatchNorm(g32, b32, eps=EPS)
+    chunks = split(x, (5, 7))
+    for lo, hi in chunks:
+        bn.forward_accumulate(x32[lo:hi])
+    ys = [bn.forward_apply(x32[lo:hi]) for lo, hi in chunks]
+    for lo, hi in chunks:
+        bn.backward_accumulate(x32[lo:hi], dy32[lo:hi])
+    dxs = [bn.backward_apply(x32[lo:hi], dy32[lo:hi]) for lo, hi in chunks]
+    results = [*ys, *dxs, bn.grad_gamma(), bn.grad_beta()]
+    assert all(isinstance(r, np.ndarray) and r.dtype == np.float64 for r in results)
+    # float64 arithmetic on float32-exact inputs: ~1e-14 apart from the oracle, while float32
+    # arithmetic would be ~1e-7 apart
+    np.testing.assert_allclose(np.concatenate(ys), want_y, rtol=0, atol=TOL)
+    np.testing.assert_allclose(np.concatenate(dxs), want_dx, rtol=0, atol=TOL)
+    np.testing.assert_allclose(bn.grad_gamma(), dgamma, rtol=0, atol=TOL)
+    np.testing.assert_allclose(bn.grad_beta(), dbeta, rtol=0, atol=TOL)
+
+
+def test_default_eps():
+    x, dy, gamma, beta = make_batch(12, N)
+    # small spread: eps = 1e-5 moves the result by ~1e-3, far above TOL
+    x = x * 0.01
+    want_y, want_dx, _, _ = whole_batch(x, dy, gamma, beta, 1e-5)
+    bn = ChunkedBatchNorm(gamma, beta)
+    chunks = split(x, (3, 9))
+    for lo, hi in chunks:
+        bn.forward_accumulate(x[lo:hi])
+    y = np.concatenate([bn.forward_apply(x[lo:hi]) for lo, hi in chunks])
+    for lo, hi in chunks:
+        bn.backward_accumulate(x[lo:hi], dy[lo:hi])
+    dx = np.concatenate([bn.backward_apply(x[lo:hi], dy[lo:hi]) for lo, hi in chunks])
+    np.testing.assert_allclose(y, want_y, rtol=0, atol=TOL)
+    # dx scales with 1/std = 1e2 here, so its float64 error is ~1e-12: TOL still holds
+    np.testing.assert_allclose(dx, want_dx, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("sizes", [(1, 1), (2,)], ids=_ids)
+def test_single_channel_two_rows(sizes):
+    rng = np.random.default_rng(13)
+    x, dy = rng.normal(size=(2, 1)), rng.normal(size=(2, 1))
+    gamma, beta = np.array([1.7]), np.array([-0.3])
+    y, dx, bn = _run(x, dy, gamma, beta, sizes)
+    want_y, want_dx, dgamma, dbeta = whole_batch(x, dy, gamma, beta, EPS)
+    np.testing.assert_allclose(y, want_y, rtol=0, atol=TOL)
+    np.testing.assert_allclose(dx, want_dx, rtol=0, atol=TOL)
+    assert np.shape(bn.grad_gamma()) == (1,) and np.shape(bn.grad_beta()) == (1,)
+    np.testing.assert_allclose(bn.grad_gamma(), dgamma, rtol=0, atol=TOL)
+    np.testing.assert_allclose(bn.grad_beta(), dbeta, rtol=0, atol=TOL)
+
+
+# ---------------------------------------------------------------- the caller's arrays
+
+@pytest.mark.parametrize("accumulate,apply_forward,apply_backward", [
+    ((3, 1, 8), (12,), (12,)),
+    ((1, 11), (6, 6), (2, 2, 8)),
+])
+def test_views_of_the_callers_batch_are_left_unchanged(accumulate, apply_forward, apply_backward):
+    # in the solution's process: every chunk is a view of one x and one dy, reused from pass
+    # to pass, as a training loop hands them out
+    x, dy, gamma, beta = make_batch(14, N)
+    want_y, want_dx, dgamma, dbeta = whole_batch(x, dy, gamma, beta, EPS)
+    fwd, bwd = split(x, apply_forward), split(x, apply_backward)
+    got = probe("_probe_protocol.py").run(x, dy, gamma, beta, EPS, split(x, accumulate), fwd, bwd)
+    for name, before in (("x", x), ("dy", dy), ("gamma", gamma), ("beta", beta)):
+        np.testing.assert_array_equal(got[f"{name}_after"], before, err_msg=f"the caller's {name} was modified")
+    assert not any(got["shares"]), "a result shares memory with the caller's arrays"
+    np.testing.assert_allclose(np.concatenate(got["ys"]), want_y, rtol=0, atol=TOL)
+    np.testing.assert_allclose(np.concatenate(got["dxs"]), want_dx, rtol=0, atol=TOL)
+    np.testing.assert_allclose(got["grad_gamma"], dgamma, rtol=0, atol=TOL)
+    np.testing.assert_allclose(got["grad_beta"], dbeta, rtol=0, atol=TOL)

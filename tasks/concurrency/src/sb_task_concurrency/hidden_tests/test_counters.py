@@ -1,17 +1,64 @@
+"""Counters over a get/set store, exact under 50 real threads.
+
+Single-thread semantics run through the proxy with a store that stays here (its
+contents are the judge's own record). Threads run next to the solution through
+_probe_counters, which returns what every call returned and the store's final
+contents; every expectation (plain sums, conservation of units) is computed here.
+
+Near certain for a wrong answer: the probe's store sleeps inside every get and set,
+and its tracer sleeps at every line of the solution and at a tenth of its bytecodes
+(seeded), so each unguarded gap of a wrong implementation is entered by other threads
+on practically every operation, and each test runs hundreds of operations (see the
+probe's docstring). Measured on the hand mutants: every one fails every run.
+False-failure probability for a right answer: 0. A correct implementation is exact
+under every interleaving, none of the assertions depends on timing, and the only
+time bound is the probe's deadlock detector (10 s without a single completed
+operation, where a correct run completes one every few milliseconds).
+"""
 import random
 from collections import Counter as Tally
 
+from sb.judge import probe
 from counters import Counters
 
-from _harness import YieldingStore, run_threads
+P = probe("_probe_counters.py")
 
 N_THREADS = 50
-OPS_PER_THREAD = 20
 KEYS = ["a", "b", "c"]
 
 
+class DictStore:
+    """The store for single-thread tests: it stays in the judge."""
+
+    def __init__(self, initial=None):
+        self.data = dict(initial or {})
+        self.calls = 0
+
+    def get(self, key):
+        self.calls += 1
+        return self.data.get(key, 0)
+
+    def set(self, key, value):
+        self.calls += 1
+        self.data[key] = value
+
+
+def run(plans, initial=None, seed=0):
+    seen = P.run(plans, initial, seed)
+    assert seen["failures"] == [], seen["failures"]
+    assert seen["stuck"] == 0, f"{seen['stuck']} threads made no progress for 10 s: deadlocked"
+    errors = [r for per in seen["results"] for r in per if isinstance(r, str)]
+    assert errors == [], f"{len(errors)} calls raised, first: {errors[0]}"
+    assert set(seen["types"]) <= {"int", "NoneType", "dict:int", "dict:"}, seen["types"]
+    assert seen["yields"] > 0, "the tracer saw none of the solution's code run"
+    return seen
+
+
+# ---------------------------------------------------------------- one thread
+
+
 def test_single_thread_semantics():
-    store = YieldingStore()
+    store = DictStore()
     c = Counters(store)
     assert c.get("x") == 0
     assert c.add("x", 5) == 5
@@ -19,131 +66,156 @@ def test_single_thread_semantics():
     assert c.take("x") == -2
     assert c.get("x") == 0
     c.add("y", 10)
-    c.move("y", "z", 4)
+    assert c.move("y", "z", 4) is None
     assert c.snapshot(["y", "z", "x"]) == {"y": 6, "z": 4, "x": 0}
+    assert c.snapshot([]) == {}
     assert c.take("never") == 0
     assert {k: store.data.get(k, 0) for k in "xyz"} == {"x": 0, "y": 6, "z": 4}
+    for value in (c.add("x", 3), c.get("x"), c.take("x")):
+        assert type(value) is int
 
 
-def _add_plan(seed):
+def test_counters_start_from_what_the_store_already_holds():
+    """The store is the only place values live: values written before this Counters
+    existed (by an earlier run of the service) are the counters' values."""
+    store = DictStore({"a": 40, "b": -3, "c": 7})
+    c = Counters(store)
+    assert c.get("a") == 40
+    assert c.add("a", 2) == 42
+    assert c.snapshot(["c", "b", "a"]) == {"c": 7, "b": -3, "a": 42}
+    c.move("c", "b", 5)
+    assert c.take("b") == 2
+    assert store.data == {"a": 42, "b": 0, "c": 2}
+
+
+def test_the_store_holds_every_value_once_a_method_returns():
+    store = DictStore({"k": 1})
+    c = Counters(store)
+    expected = {"k": 1}
+    steps = [("add", "k", 4), ("add", "j", -2), ("move", "k", "j", 3), ("take", "k"),
+             ("add", "k", 9), ("move", "j", "m", 1), ("take", "j")]
+    for op in steps:
+        if op[0] == "add":
+            c.add(op[1], op[2])
+            expected[op[1]] = expected.get(op[1], 0) + op[2]
+        elif op[0] == "move":
+            c.move(op[1], op[2], op[3])
+            expected[op[1]] = expected.get(op[1], 0) - op[3]
+            expected[op[2]] = expected.get(op[2], 0) + op[3]
+        else:
+            c.take(op[1])
+            expected[op[1]] = 0
+        assert {k: store.data.get(k, 0) for k in expected} == expected, op
+
+
+# ---------------------------------------------------------------- many threads
+
+
+def _add_plan(seed, n_threads, ops):
     rng = random.Random(seed)
-    return [
-        [(rng.choice(KEYS), rng.randrange(-5, 10)) for _ in range(OPS_PER_THREAD)]
-        for _ in range(N_THREADS)
-    ]
+    return [[("add", rng.choice(KEYS), rng.randrange(-5, 10)) for _ in range(ops)] for _ in range(n_threads)]
 
 
 def test_concurrent_adds_are_exact():
-    plan = _add_plan(0)
-    store = YieldingStore()
-    c = Counters(store)
-
-    def worker(ops):
-        for key, amount in ops:
-            c.add(key, amount)
-
-    run_threads([lambda ops=ops: worker(ops) for ops in plan])
+    plans = _add_plan(0, N_THREADS, 10)
+    seen = run(plans, seed=1)
     expected = Tally()
-    for ops in plan:  # the independent answer: a plain sum
-        for key, amount in ops:
+    for ops in plans:  # the independent answer: a plain sum
+        for _, key, amount in ops:
             expected[key] += amount
-    assert {k: c.get(k) for k in KEYS} == {k: expected[k] for k in KEYS}
-    assert {k: store.data.get(k, 0) for k in KEYS} == {k: expected[k] for k in KEYS}
+    assert {k: seen["store"].get(k, 0) for k in KEYS} == {k: expected[k] for k in KEYS}
 
 
 def test_add_returns_each_value_exactly_once():
-    """add(key, 1) as a ticket dispenser: every number handed out once."""
-    c = Counters(YieldingStore())
-    tickets = []
-
-    def worker():
-        for _ in range(OPS_PER_THREAD):
-            tickets.append(c.add("ticket", 1))
-
-    run_threads([worker] * N_THREADS)
-    assert sorted(tickets) == list(range(1, N_THREADS * OPS_PER_THREAD + 1))
+    """add(key, 1) as a ticket dispenser: every number handed out once, and each add
+    returns the value right after its own addition."""
+    plans = [[("add", "ticket", 1)] * 10 for _ in range(N_THREADS)]
+    seen = run(plans, seed=2)
+    tickets = [t for per in seen["results"] for t in per]
+    assert sorted(tickets) == list(range(1, N_THREADS * 10 + 1))
+    for per in seen["results"]:  # one thread's tickets only grow
+        assert per == sorted(per)
 
 
 def test_take_loses_no_increment():
-    store = YieldingStore()
-    c = Counters(store)
-    taken = []
-
-    def adder():
-        for _ in range(OPS_PER_THREAD):
-            c.add("events", 1)
-
-    def taker():
-        for _ in range(OPS_PER_THREAD):
-            taken.append(c.take("events"))
-
-    run_threads([adder] * 40 + [taker] * 10)
-    assert sum(taken) + c.get("events") == 40 * OPS_PER_THREAD
+    plans = [[("add", "events", 1)] * 10 for _ in range(40)] + [[("take", "events")] * 10 for _ in range(10)]
+    seen = run(plans, initial={"events": 5}, seed=3)
+    taken = [t for per in seen["results"][40:] for t in per]
     assert all(t >= 0 for t in taken)
+    assert sum(taken) + seen["store"]["events"] == 5 + 40 * 10
 
 
-def _move_plan(seed, n_threads):
-    rng = random.Random(seed)
-    return [
-        [tuple(rng.sample(KEYS + ["d"], 2)) + (rng.randrange(1, 20),) for _ in range(OPS_PER_THREAD)]
-        for _ in range(n_threads)
-    ]
+def _move_ops(rng, keys, n):
+    return [tuple(["move"] + rng.sample(keys, 2) + [rng.randrange(1, 20)]) for _ in range(n)]
 
 
 def test_move_is_atomic_to_snapshots():
+    """Snapshots (keys in a different order each time) see every move whole."""
     keys = KEYS + ["d"]
-    store = YieldingStore()
-    c = Counters(store)
-    for k in keys:
-        c.add(k, 1000)
-    plan = _move_plan(1, 40)
-    totals = []
-
-    def mover(ops):
-        for src, dst, amount in ops:
-            c.move(src, dst, amount)
-
-    def watcher():
-        for _ in range(OPS_PER_THREAD):
-            totals.append(sum(c.snapshot(keys).values()))
-
-    run_threads([lambda ops=ops: mover(ops) for ops in plan] + [watcher] * 10)
-    assert totals and all(t == 4000 for t in totals), Tally(totals)
-    expected = {k: 1000 for k in keys}
-    for ops in plan:
-        for src, dst, amount in ops:
+    initial = {"a": 1000, "b": 1000, "c": 1000, "d": 1000}
+    rng = random.Random(4)
+    movers = [_move_ops(rng, keys, 10) for _ in range(40)]
+    watchers = [[("snapshot", rng.sample(keys, 4)) for _ in range(10)] for _ in range(10)]
+    seen = run(movers + watchers, initial=initial, seed=4)
+    snapshots = [s for per in seen["results"][40:] for s in per]
+    assert len(snapshots) == 100
+    for snap, (_, keys_asked) in zip(snapshots, [op for w in watchers for op in w]):
+        assert sorted(snap) == sorted(keys_asked)
+    totals = Tally(sum(s.values()) for s in snapshots)
+    assert set(totals) == {4000}, totals
+    expected = dict(initial)
+    for ops in movers:
+        for _, src, dst, amount in ops:
             expected[src] -= amount
             expected[dst] += amount
-    assert c.snapshot(keys) == expected
-    assert {k: store.data[k] for k in keys} == expected
+    assert seen["store"] == expected
+
+
+def test_opposite_moves_and_unsorted_snapshots_never_deadlock():
+    """Threads move a->b while others move b->a, and snapshot in any key order."""
+    rng = random.Random(5)
+    plans = []
+    for i in range(N_THREADS):
+        if i % 5 == 4:
+            plans.append([("snapshot", rng.sample(KEYS, 3)) for _ in range(6)])
+        else:
+            src, dst = [("a", "b"), ("b", "a"), ("b", "c"), ("c", "a")][i % 4]
+            plans.append([("move", src, dst, 1)] * 6)
+    seen = run(plans, initial={"a": 0, "b": 0, "c": 0}, seed=5)
+    expected = Tally()
+    for ops in plans:
+        for op in ops:
+            if op[0] == "move":
+                expected[op[1]] -= 1
+                expected[op[2]] += 1
+    assert seen["store"] == {k: expected[k] for k in KEYS}
+    for per in seen["results"]:
+        for snap in per:
+            if isinstance(snap, dict):
+                assert sum(snap.values()) == 0, snap
 
 
 def test_mixed_operations_account_for_every_unit():
-    """Adds, moves, takes and reads at once; nothing created or destroyed."""
-    store = YieldingStore()
-    c = Counters(store)
-    rng = random.Random(2)
+    """Adds, moves, takes, gets and snapshots at once, over values already in the
+    store: nothing created or destroyed."""
+    initial = {"a": 50, "b": 60, "c": 70}
+    rng = random.Random(6)
     plans = []
     for _ in range(N_THREADS):
         ops = []
-        for _ in range(OPS_PER_THREAD):
-            kind = rng.choice(["add", "move", "take", "get"])
+        for _ in range(8):
+            kind = rng.choice(["add", "move", "take", "get", "snapshot"])
             src, dst = rng.sample(KEYS, 2)
-            ops.append((kind, src, dst, rng.randrange(1, 9)))
+            amount = rng.randrange(1, 9)
+            ops.append({"add": ("add", src, amount), "move": ("move", src, dst, amount),
+                        "take": ("take", src), "get": ("get", src),
+                        "snapshot": ("snapshot", rng.sample(KEYS, 3))}[kind])
         plans.append(ops)
-    taken = []
-
-    def worker(ops):
-        for kind, src, dst, amount in ops:
-            if kind == "add":
-                c.add(src, amount)
-            elif kind == "move":
-                c.move(src, dst, amount)
-            elif kind == "take":
-                taken.append(c.take(src))
-            else:
-                c.get(src)
-
-    run_threads([lambda ops=ops: worker(ops) for ops in plans])
-    added = sum(a for ops in plans for kind, _, _, a in ops if kind == "add")
-    assert sum(taken) + sum(c.snapshot(KEYS).values()) == added
+    seen = run(plans, initial=initial, seed=6)
+    added = sum(op[2] for ops in plans for op in ops if op[0] == "add")
+    taken = sum(r for ops, per in zip(plans, seen["results"]) for op, r in zip(ops, per) if op[0] == "take")
+    assert taken + sum(seen["store"].get(k, 0) for k in KEYS) == sum(initial.values()) + added
+    for ops, per in zip(plans, seen["results"]):
+        for op, r in zip(ops, per):
+            if op[0] == "snapshot":
+                assert sorted(r) == sorted(op[1])

@@ -1,21 +1,25 @@
-"""Independent float64 computation of what one full-batch step should produce."""
-import copy
+"""Independent float64 computation of what one full-batch step should produce.
 
+The model is Linear(in, hidden) -> Tanh -> Linear(hidden, out) (optionally after a
+Flatten), written here as plain float64 tensor algebra on the WHOLE batch; torch's
+autograd supplies the gradients and SGD's documented rule is written out by hand.
+"""
 import torch
 
-
-def make_model(seed, in_features=6, hidden=16, out_features=3):
-    torch.manual_seed(seed)
-    return torch.nn.Sequential(
-        torch.nn.Linear(in_features, hidden),
-        torch.nn.Tanh(),
-        torch.nn.Linear(hidden, out_features),
-    )
+IN, HIDDEN, OUT = 6, 16, 3
 
 
-def make_batch(seed, batch_size, in_features=6, out_features=3, classes=False):
+def make_params(seed, in_features=IN, hidden=HIDDEN, out_features=OUT):
+    """float32 initial parameters (W1, b1, W2, b2), like torch.nn.Linear's default scale."""
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(batch_size, in_features, generator=gen)
+    shapes = [(hidden, in_features), (hidden,), (out_features, hidden), (out_features,)]
+    fan_in = [in_features, in_features, hidden, hidden]
+    return [(2 * torch.rand(s, generator=gen) - 1) / fan_in[i] ** 0.5 for i, s in enumerate(shapes)]
+
+
+def make_batch(seed, batch_size, in_features=IN, out_features=OUT, classes=False, input_shape=None):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch_size, *(input_shape or (in_features,)), generator=gen)
     if classes:
         y = torch.randint(0, out_features, (batch_size,), generator=gen)
     else:
@@ -23,26 +27,25 @@ def make_batch(seed, batch_size, in_features=6, out_features=3, classes=False):
     return x, y
 
 
-def params64(model):
-    return [p.detach().to(torch.float64).clone() for p in model.parameters()]
-
-
-def full_batch_loss_and_grads64(model, params, loss_fn, x, y):
+def full_batch_loss_and_grads64(params, x, y, loss="mse"):
     """Loss and gradients of the WHOLE batch in float64, at the given parameter values."""
-    twin = copy.deepcopy(model).to(torch.float64)
-    with torch.no_grad():
-        for p, value in zip(twin.parameters(), params):
-            p.copy_(value)
-    loss = loss_fn(twin(x.to(torch.float64) if x.is_floating_point() else x),
-                   y.to(torch.float64) if y.is_floating_point() else y)
-    grads = torch.autograd.grad(loss, list(twin.parameters()))
-    return loss.item(), [g.detach() for g in grads]
+    w1, b1, w2, b2 = [p.detach().to(torch.float64).clone().requires_grad_(True) for p in params]
+    h = torch.tanh(x.reshape(x.shape[0], -1).to(torch.float64) @ w1.T + b1)
+    out = h @ w2.T + b2
+    if loss == "mse":
+        value = ((out - y.to(torch.float64)) ** 2).mean()
+    else:
+        log_probs = out - torch.logsumexp(out, dim=1, keepdim=True)
+        value = -log_probs[torch.arange(len(y)), y].mean()
+    grads = torch.autograd.grad(value, [w1, b1, w2, b2])
+    return value.item(), [g.detach() for g in grads]
 
 
 def sgd_update(params, grads, lr, momentum=0.0, weight_decay=0.0, buffers=None):
     """torch.optim.SGD's documented rule (dampening 0, no nesterov), written out by hand."""
     new_params, new_buffers = [], []
     for i, (p, g) in enumerate(zip(params, grads)):
+        p = p.to(torch.float64)
         d = g + weight_decay * p
         if momentum:
             d = d if buffers is None else momentum * buffers[i] + d

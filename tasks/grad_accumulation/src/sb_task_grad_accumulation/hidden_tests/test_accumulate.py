@@ -1,14 +1,16 @@
 """Hidden tests for grad_accumulation.
 
-Every expected value is computed independently in float64 on the WHOLE batch
-(_expected), never by calling a reference solution.
+The model, optimiser and loss live in the solution's process (autograd needs them there):
+_probe_accumulate.py builds them from the parameters given here, calls the solution and
+reports what it saw. Every expected value is computed here, independently, in float64 on
+the WHOLE batch (_expected), never by calling a reference solution.
 """
 import pytest
 import torch
 
-from _expected import (full_batch_loss_and_grads64, make_batch, make_model, params64,
-                       sgd_update)
-from accumulate import accumulation_step
+from _expected import full_batch_loss_and_grads64, make_batch, make_params, sgd_update
+from accumulate import accumulation_step  # noqa: F401  (the declared module must import)
+from sb.judge import probe
 
 # The solution runs in float32; the expectation is float64. Forward and backward through
 # this 2-layer MLP accumulate a few float32 roundings (eps 1.2e-7) on values of order 1,
@@ -17,28 +19,27 @@ from accumulate import accumulation_step
 ATOL = 2e-5
 RTOL = 1e-4
 
-mse = torch.nn.MSELoss()
-cross_entropy = torch.nn.CrossEntropyLoss()
+
+def run(params, calls, **options):
+    return probe("_probe_accumulate.py").run(params, calls, **options)
 
 
-def _assert_tensors_close(actual, expected):
+def _assert_tensors_close(actual, expected, what="parameter"):
     assert len(actual) == len(expected)
-    for a, e in zip(actual, expected):
-        assert a is not None, "a parameter has no gradient"
-        torch.testing.assert_close(a.detach().to(torch.float64), e, atol=ATOL, rtol=RTOL)
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        assert a is not None, f"{what} {i} is None"
+        torch.testing.assert_close(a.detach().to(torch.float64), e.to(torch.float64), atol=ATOL, rtol=RTOL,
+                                   msg=lambda m: f"{what} {i}: {m}")
 
 
-def _run(seed, batch_size, micro, loss_fn=mse, classes=False, lr=0.1, momentum=0.0,
-         weight_decay=0.0):
-    model = make_model(seed)
-    x, y = make_batch(seed + 1, batch_size, classes=classes)
-    start = params64(model)
-    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum,
-                          weight_decay=weight_decay)
-    reported = accumulation_step(model, opt, loss_fn, x, y, micro)
-    loss64, grads64 = full_batch_loss_and_grads64(model, start, loss_fn, x, y)
-    expected_params, _ = sgd_update(start, grads64, lr, momentum, weight_decay)
-    return model, reported, loss64, grads64, expected_params
+def _one_step(seed, batch_size, micro, loss="mse", lr=0.1, momentum=0.0, weight_decay=0.0, **options):
+    params = make_params(seed)
+    x, y = make_batch(seed + 1, batch_size, classes=(loss == "ce"))
+    seen = run(params, [(x, y, micro)], loss=loss, lr=lr, momentum=momentum, weight_decay=weight_decay,
+               **options)[0]
+    loss64, grads64 = full_batch_loss_and_grads64(params, x, y, loss)
+    expected_params, _ = sgd_update(params, grads64, lr, momentum, weight_decay)
+    return seen, loss64, grads64, expected_params, x
 
 
 # ---------------------------------------------------------------- the step itself
@@ -46,119 +47,153 @@ def _run(seed, batch_size, micro, loss_fn=mse, classes=False, lr=0.1, momentum=0
 
 @pytest.mark.parametrize("batch_size, micro", [(12, 4), (12, 3), (7, 7), (5, 1)])
 def test_step_equals_full_batch_step_when_micro_batches_are_equal(batch_size, micro):
-    model, _, _, _, expected = _run(10, batch_size, micro)
-    _assert_tensors_close(list(model.parameters()), expected)
+    seen, _, _, expected, _ = _one_step(10, batch_size, micro)
+    _assert_tensors_close(seen["params"], expected)
 
 
-@pytest.mark.parametrize("batch_size, micro", [(10, 4), (11, 3), (9, 8), (13, 5)])
+@pytest.mark.parametrize("batch_size, micro", [(10, 4), (11, 3), (9, 8), (13, 5), (9, 4)])
 def test_short_last_micro_batch_is_weighted_by_its_share(batch_size, micro):
-    model, _, _, _, expected = _run(20, batch_size, micro)
-    _assert_tensors_close(list(model.parameters()), expected)
+    seen, _, _, expected, _ = _one_step(20, batch_size, micro)
+    _assert_tensors_close(seen["params"], expected)
 
 
 def test_micro_batch_larger_than_the_batch_is_one_chunk():
-    model, _, _, _, expected = _run(30, 6, 100)
-    _assert_tensors_close(list(model.parameters()), expected)
+    seen, _, _, expected, x = _one_step(30, 6, 100)
+    _assert_tensors_close(seen["params"], expected)
+    assert [len(t) for t in seen["forward_inputs"]] == [6]
+
+
+@pytest.mark.parametrize("micro", [1, 5])
+def test_batch_of_one_sample(micro):
+    seen, loss64, grads64, expected, _ = _one_step(35, 1, micro)
+    _assert_tensors_close(seen["params"], expected)
+    _assert_tensors_close(seen["grads"], grads64, "gradient")
+    assert seen["returned"] == pytest.approx(loss64, rel=1e-5, abs=1e-6)
 
 
 def test_step_with_cross_entropy_momentum_and_weight_decay():
-    model, _, _, _, expected = _run(40, 10, 3, loss_fn=cross_entropy, classes=True,
-                                    lr=0.5, momentum=0.9, weight_decay=0.05)
-    _assert_tensors_close(list(model.parameters()), expected)
+    seen, _, _, expected, _ = _one_step(40, 10, 3, loss="ce", lr=0.5, momentum=0.9, weight_decay=0.05)
+    _assert_tensors_close(seen["params"], expected)
 
 
-@pytest.mark.parametrize("batch_size, micro", [(10, 4), (12, 4)])
+@pytest.mark.parametrize("batch_size, micro", [(10, 4), (12, 4), (7, 2)])
 def test_grads_on_return_are_the_full_batch_gradient(batch_size, micro):
-    model, _, _, grads64, _ = _run(50, batch_size, micro)
-    _assert_tensors_close([p.grad for p in model.parameters()], grads64)
+    seen, _, grads64, _, _ = _one_step(50, batch_size, micro)
+    _assert_tensors_close(seen["grads"], grads64, "gradient")
+
+
+def test_inputs_with_more_than_two_dimensions_split_on_the_first():
+    params = make_params(55)
+    x, y = make_batch(56, 9, input_shape=(2, 3))
+    seen = run(params, [(x, y, 4)], kind="flatten")[0]
+    _, grads64 = full_batch_loss_and_grads64(params, x, y)
+    expected, _ = sgd_update(params, grads64, 0.1)
+    _assert_tensors_close(seen["params"], expected)
+    assert [tuple(t.shape) for t in seen["forward_inputs"]] == [(4, 2, 3), (4, 2, 3), (1, 2, 3)]
 
 
 # ---------------------------------------------------------------- gradients start from zero
 
 
-def test_stale_gradients_are_cleared_first():
-    model = make_model(60)
-    x, y = make_batch(61, 10)
-    for p in model.parameters():
-        p.grad = torch.full_like(p, 3.0)
-    start = params64(model)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    accumulation_step(model, opt, mse, x, y, 4)
-    _, grads64 = full_batch_loss_and_grads64(model, start, mse, x, y)
-    expected, _ = sgd_update(start, grads64, 0.1)
-    _assert_tensors_close([p.grad for p in model.parameters()], grads64)
-    _assert_tensors_close(list(model.parameters()), expected)
+@pytest.mark.parametrize("stale", [3.0, -0.5])
+def test_stale_gradients_are_cleared_first(stale):
+    seen, _, grads64, expected, _ = _one_step(60, 10, 4, stale=stale)
+    _assert_tensors_close(seen["grads"], grads64, "gradient")
+    _assert_tensors_close(seen["params"], expected)
 
 
 def test_two_calls_are_two_independent_full_batch_steps():
     # Momentum carries over between calls (that is the optimiser's job); gradients must not.
     lr, momentum = 0.2, 0.9
-    model = make_model(70)
-    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    params = make_params(70)
     batches = [make_batch(71, 10), make_batch(72, 7)]
-    expected, buffers = params64(model), None
-    for x, y in batches:
-        _, grads64 = full_batch_loss_and_grads64(model, expected, mse, x, y)
+    seen = run(params, [(x, y, 3) for x, y in batches], lr=lr, momentum=momentum)
+    expected, buffers = params, None
+    for (x, y), report in zip(batches, seen):
+        loss64, grads64 = full_batch_loss_and_grads64(expected, x, y)
+        assert report["returned"] == pytest.approx(loss64, rel=1e-5, abs=1e-6)
         expected, buffers = sgd_update(expected, grads64, lr, momentum, buffers=buffers)
-        accumulation_step(model, opt, mse, x, y, 3)
-    _assert_tensors_close(list(model.parameters()), expected)
+        _assert_tensors_close(report["grads"], grads64, "gradient")
+        _assert_tensors_close(report["params"], expected)
 
 
 # ---------------------------------------------------------------- exactly one step
 
 
-@pytest.mark.parametrize("batch_size, micro", [(10, 4), (6, 6)])
-def test_optimizer_steps_exactly_once(batch_size, micro):
-    model = make_model(80)
-    x, y = make_batch(81, batch_size)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    steps = []
-    opt.register_step_post_hook(lambda optimizer, args, kwargs: steps.append(1))
-    accumulation_step(model, opt, mse, x, y, micro)
-    assert len(steps) == 1
+@pytest.mark.parametrize("batch_size, micro", [(10, 4), (6, 6), (5, 1)])
+def test_optimizer_steps_exactly_once_after_every_micro_batch(batch_size, micro):
+    seen, _, _, _, _ = _one_step(80, batch_size, micro)
+    events = [e for e in seen["events"] if e != "zero_grad"]
+    chunks = -(-batch_size // micro)
+    assert events.count("step") == 1
+    assert events == ["forward"] * chunks + ["step"]
 
 
 # ---------------------------------------------------------------- forward passes
 
 
-@pytest.mark.parametrize("batch_size, micro, sizes", [(10, 4, [4, 4, 2]), (9, 3, [3, 3, 3]),
-                                                     (5, 8, [5])])
+SPLITS = [(10, 4, [4, 4, 2]), (9, 3, [3, 3, 3]), (5, 8, [5]), (9, 4, [4, 4, 1]), (11, 3, [3, 3, 3, 2]),
+          (10, 6, [6, 4])]
+
+
+@pytest.mark.parametrize("batch_size, micro, sizes", SPLITS, ids=[f"{n}-{m}" for n, m, _ in SPLITS])
 def test_model_sees_each_micro_batch_once_in_order(batch_size, micro, sizes):
-    model = make_model(90)
-    x, y = make_batch(91, batch_size)
-    seen = []
-    model.register_forward_pre_hook(lambda module, args: seen.append(args[0].detach().clone()))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    accumulation_step(model, opt, mse, x, y, micro)
-    assert [len(chunk) for chunk in seen] == sizes
-    assert torch.equal(torch.cat(seen), x)
+    seen, _, _, _, x = _one_step(90, batch_size, micro)
+    chunks = seen["forward_inputs"]
+    assert [len(chunk) for chunk in chunks] == sizes
+    assert torch.equal(torch.cat(chunks), x)
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_train_or_eval_mode_is_left_alone(mode):
+    seen, _, _, expected, _ = _one_step(95, 10, 4, mode=mode)
+    assert seen["training"] == [mode == "train"] * len(seen["training"])
+    _assert_tensors_close(seen["params"], expected)
 
 
 # ---------------------------------------------------------------- the reported loss
 
 
-@pytest.mark.parametrize("batch_size, micro", [(10, 4), (11, 3), (8, 8)])
+@pytest.mark.parametrize("batch_size, micro", [(10, 4), (11, 3), (8, 8), (13, 5)])
 def test_reports_the_full_batch_loss_before_the_step(batch_size, micro):
-    _, reported, loss64, _, _ = _run(100, batch_size, micro, lr=0.5)
-    assert isinstance(reported, float)
+    seen, loss64, _, _, _ = _one_step(100, batch_size, micro, lr=0.5)
+    assert seen["returned_type"] == "builtins.float", f"returned a {seen['returned_type']}"
+    assert type(seen["returned"]) is float
     # float32 loss of order 1: a few roundings, far below 1e-5 relative.
-    assert reported == pytest.approx(loss64, rel=1e-5, abs=1e-6)
+    assert seen["returned"] == pytest.approx(loss64, rel=1e-5, abs=1e-6)
 
 
 def test_reported_cross_entropy_loss_with_short_last_micro_batch():
-    _, reported, loss64, _, _ = _run(110, 10, 4, loss_fn=cross_entropy, classes=True, lr=0.5)
-    assert reported == pytest.approx(loss64, rel=1e-5, abs=1e-6)
+    seen, loss64, _, _, _ = _one_step(110, 10, 4, loss="ce", lr=0.5)
+    assert type(seen["returned"]) is float
+    assert seen["returned"] == pytest.approx(loss64, rel=1e-5, abs=1e-6)
 
 
 # ---------------------------------------------------------------- arguments
 
 
 @pytest.mark.parametrize("micro", [0, -2])
-def test_non_positive_micro_batch_size_raises_value_error(micro):
-    model = make_model(120)
-    x, y = make_batch(121, 4)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    before = params64(model)
-    with pytest.raises(ValueError):
-        accumulation_step(model, opt, mse, x, y, micro)
-    _assert_tensors_close(list(model.parameters()), before)
+def test_non_positive_micro_batch_size_raises_before_any_side_effect(micro):
+    # A first, valid call leaves gradients and momentum buffers behind; the invalid call
+    # must raise ValueError and leave all of it, and the parameters, exactly as they were.
+    params = make_params(120)
+    x, y = make_batch(121, 6)
+    first, second = run(params, [(x, y, 4), (x, y, micro)], momentum=0.9, catch=True)
+    assert first["raised"] is None
+    assert isinstance(second["raised"], ValueError), f"raised {second['raised']!r}"
+    assert second["events"] == [], f"touched the model or optimiser before raising: {second['events']}"
+    for name in ("params", "grads", "momentum"):
+        for before, after in zip(first[name], second[name]):
+            assert after is not None and torch.equal(before, after), f"{name} changed"
+
+
+@pytest.mark.parametrize("micro", [0, -1])
+def test_non_positive_micro_batch_size_keeps_stale_gradients(micro):
+    params = make_params(125)
+    x, y = make_batch(126, 5)
+    (seen,) = run(params, [(x, y, micro)], stale=2.5, catch=True)
+    assert isinstance(seen["raised"], ValueError), f"raised {seen['raised']!r}"
+    assert seen["events"] == []
+    for p, before, grad in zip(seen["params"], params, seen["grads"]):
+        assert torch.equal(p, before)
+        assert grad is not None and torch.equal(grad, torch.full_like(before, 2.5)), "gradients touched"

@@ -40,14 +40,19 @@ def _statements(body):
     at import or class creation too), never into a function or class body."""
     for statement in body:
         yield statement
-        if isinstance(statement, FUNCTIONS + (ast.ClassDef,)):
-            continue
+        if isinstance(statement, FUNCTIONS + (ast.ClassDef,)) or _is_main_guard(statement):
+            continue  # a script block under `if __name__ == "__main__":` never runs on import
         for name in ("body", "orelse", "finalbody"):
             yield from _statements(getattr(statement, name, None) or [])
         for handler in getattr(statement, "handlers", None) or []:
             yield from _statements(handler.body)
         for case in getattr(statement, "cases", None) or []:
             yield from _statements(case.body)
+
+
+def _is_main_guard(statement) -> bool:
+    test = getattr(statement, "test", None) if isinstance(statement, ast.If) else None
+    return isinstance(test, ast.Compare) and ast.unparse(test).replace("'", '"') == '__name__ == "__main__"'
 
 
 def _assignments(body):

@@ -7,9 +7,14 @@ import numpy as np
 import pytest
 
 import _oracle
+from sb.judge import probe
 from softmax import log_softmax, logsumexp, softmax
 
-AXES = [0, 1, 2, -1, -2]
+# Whether a function modified the caller's array is a fact about the solution's process
+# (arguments reach it as copies): the probe calls it there and hands the array back.
+PURITY = probe("_probe_purity.py")
+
+AXES = [0, 1, 2, -1, -2, -3]
 SHAPE = (3, 4, 5)
 
 # float64 tolerances. Against a correctly rounded oracle, a stable float64 evaluation over
@@ -235,10 +240,86 @@ def test_integer_and_list_input_gives_float64():
     assert logsumexp(np.array(x, dtype=np.int32), axis=0).dtype == np.float64
 
 
-def test_input_array_is_not_modified():
-    x = _masked(31, 1)
-    before = x.copy()
-    logsumexp(x, axis=1)
-    softmax(x, axis=1)
-    log_softmax(x, axis=1)
-    assert np.array_equal(x, before)
+FUNCTIONS = [(logsumexp, _oracle.logsumexp), (softmax, _oracle.softmax), (log_softmax, _oracle.log_softmax)]
+
+
+@pytest.mark.parametrize("name", ["logsumexp", "softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_input_array_is_not_modified(name, dtype):
+    x = _masked(31, 1).astype(dtype)
+    x[0, 0, 0] = 50.0                         # so the slice max is not 0
+    seen = PURITY.call_and_return_input(name, x, {"axis": 1})
+    np.testing.assert_array_equal(seen["x_after"], x)
+    assert seen["x_after"].dtype == x.dtype
+
+
+def test_float16_input_gives_float16_output():
+    # exp(11.1) already overflows float16 (largest finite value 65504).
+    x = np.array([[20.0, 25.0, 30.0], [1.0, 2.0, 3.0], [-20.0, -30.0, -40.0]], dtype=np.float16)
+    for fn, oracle_fn in FUNCTIONS:
+        out = fn(x, axis=-1)
+        assert out.dtype == np.float16, f"{fn.__name__}: float16 in, {out.dtype} out"
+        assert np.isfinite(out).all()
+        # float16 eps is 9.8e-4; a handful of roundings over 3 terms stay within 4e-3 relative
+        # (an lse near 30 has ulp 0.016, i.e. 5e-4 relative). atol 1e-4 covers tiny probabilities.
+        np.testing.assert_allclose(out.astype(np.float64), oracle_fn(x, -1), rtol=4e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "bool"])
+def test_small_integer_and_bool_input_is_computed_in_float64(dtype):
+    # Shifting by the max before converting would wrap around in these dtypes
+    # (int8: -100 - 100 -> 56; uint8: 0 - 200 -> 56).
+    values = {"int8": [[100, -100, 5], [-128, 127, 0]], "uint8": [[0, 200, 3], [255, 0, 1]],
+              "int16": [[30000, -30000, 7], [1, 2, 3]], "bool": [[True, False, True], [False, False, True]]}
+    x = np.array(values[dtype], dtype=dtype)
+    for fn, oracle_fn in FUNCTIONS:
+        out = fn(x, axis=-1)
+        assert out.dtype == np.float64, f"{fn.__name__}: {dtype} in, {out.dtype} out"
+        _assert_close64(out, oracle_fn(x.astype(np.float64), -1))
+
+
+def test_lists_and_tuples_of_floats_and_ints():
+    x = ([1, 2.5, float("-inf")], (1000, 1001, 999.5))
+    for fn, oracle_fn in FUNCTIONS:
+        out = fn(x)
+        assert out.dtype == np.float64
+        _assert_close64(out, oracle_fn(np.array(x, dtype=np.float64), -1))
+
+
+def test_results_are_numpy_arrays_or_scalars():
+    for x in (np.array([1.0, 2.0, -np.inf]), np.array([1.0, 2.0], dtype=np.float32), [3, 4]):
+        for fn, _ in FUNCTIONS:
+            out = fn(x)
+            assert isinstance(out, (np.ndarray, np.generic)), f"{fn.__name__} returned {type(out).__name__}"
+            assert out.dtype == (np.float32 if getattr(x, "dtype", None) == np.float32 else np.float64)
+    assert isinstance(logsumexp(np.ones((2, 3)), axis=0), np.ndarray)
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_a_length_one_axis(masked):
+    # softmax over one element is 1 (0 if it is -inf), log_softmax 0 (-inf), logsumexp the element.
+    x = _logits(40, shape=(3, 1, 4))
+    if masked:
+        x[1, 0, 2] = -np.inf
+    for axis in (1, -2):
+        _assert_close64(logsumexp(x, axis=axis), x[:, 0, :])
+        _assert_close64(logsumexp(x, axis=axis, keepdims=True), x)
+        _assert_close64(softmax(x, axis=axis), np.where(np.isneginf(x), 0.0, 1.0))
+        _assert_close64(log_softmax(x, axis=axis), np.where(np.isneginf(x), -np.inf, 0.0))
+    _assert_close64(logsumexp(np.array([-7.5])), np.array(-7.5))
+
+
+def test_numpy_integer_axis():
+    x = _logits(41)
+    axis = np.int64(1)  # "a single integer": a numpy integer counts
+    _assert_close64(logsumexp(x, axis=axis), _oracle.logsumexp(x, 1))
+    _assert_close64(softmax(x, axis=axis), _oracle.softmax(x, 1))
+    _assert_close64(log_softmax(x, axis=axis), _oracle.log_softmax(x, 1))
+
+
+def test_float32_log_softmax_stays_exact_below_its_underflow_floor():
+    # exp(-104) is 0 in float32: log(softmax) would give -inf where the answer is -200.
+    x = np.array([[0.0, -200.0, -150.5], [2.0, 1.0, -300.0]], dtype=np.float32)
+    out = log_softmax(x)
+    assert out.dtype == np.float32 and np.isfinite(out).all()
+    np.testing.assert_allclose(out, _oracle.log_softmax(x, -1), rtol=RTOL32, atol=ATOL32)

@@ -1,0 +1,20 @@
+"""One optimiser step on a batch, computed from micro-batches."""
+
+
+def accumulation_step(model, optimizer, loss_fn, inputs, targets, micro_batch_size):
+    if micro_batch_size < 1:
+        raise ValueError(f"micro_batch_size must be at least 1, got {micro_batch_size}")
+    batch_size = inputs.shape[0]
+    full_batch_loss = 0.0
+    for start in range(0, batch_size, micro_batch_size):
+        optimizer.zero_grad()
+        stop = min(start + micro_batch_size, batch_size)
+        loss = loss_fn(model(inputs[start:stop]), targets[start:stop])
+        # loss_fn averages over its own micro-batch; weighting by this micro-batch's share
+        # of the batch turns the sum of the pieces into the full-batch mean, even when the
+        # last micro-batch is short.
+        share = (stop - start) / batch_size
+        (loss * share).backward()
+        full_batch_loss += loss.item() * share
+    optimizer.step()
+    return full_batch_loss
