@@ -209,7 +209,22 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
     for warning in notify_reporters(runs):
         terminal.print_warning(warning)
     harness_failed = any(e["status"] in ("collection_error", "harness_error") for doc, _ in runs for e in doc["tasks"])
-    sys.exit(1 if harness_failed else 0)
+    nothing = _nothing_measured([e for doc, _ in runs for e in doc["tasks"]])
+    if nothing:
+        terminal.print_error(nothing)
+    sys.exit(1 if harness_failed or nothing else 0)
+
+
+def _nothing_measured(entries: list) -> str:
+    """One line when no task of the run produced evidence, saying why; else ''."""
+    from collections import Counter
+    from sb.outcome import is_evidence
+    if not entries or any(is_evidence(e["status"]) for e in entries):
+        return ""
+    reasons = Counter(e["status"] for e in entries)
+    why = ", ".join(f"{n} {status}" for status, n in sorted(reasons.items()))
+    first = next((e.get("detail") for e in entries if e.get("detail")), "")
+    return f"nothing was measured ({why})" + (f": {first.splitlines()[0][:200]}" if first else "")
 
 
 @cli.command()

@@ -24,3 +24,11 @@ class TaskError(SbError):
 
 class PluginError(SbError):
     """A plugin failed to load or registered a name another plugin already holds."""
+
+
+class MissingExtra(Unavailable):
+    """An optional part is not installed; everything that did not need it is done."""
+
+    def __init__(self, what: str, extra: str, done: str = ""):
+        tail = f"; {done}" if done else ""
+        super().__init__(f"{what} needs matplotlib, which is not installed: pip install 'scratchbench[{extra}]'{tail}")

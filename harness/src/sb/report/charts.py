@@ -22,8 +22,8 @@ def _pyplot():
     try:
         import matplotlib
     except ImportError as exc:
-        from sb.errors import SbError
-        raise SbError("charts need matplotlib: pip install 'matplotlib==3.11.2'") from exc
+        from sb.errors import MissingExtra
+        raise MissingExtra("the leaderboard's charts", "report") from exc
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
     return plt

@@ -14,6 +14,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
+from sb.errors import MissingExtra
 from sb.report import charts
 from sb.report.draws import by_key, load_dir, tally_tasks
 from sb.report.failures import failure_shape
@@ -147,19 +148,30 @@ def build_site(leaderboard_dir: Path, out: Path) -> dict:
     out = Path(out)
     for sub in ("models", "tasks", "charts"):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    written = {"index.html": index_page(rows, sorted({e["slug"] for d in docs for e in d["tasks"]})),
-               "charts/pass_rate.svg": charts.pass_rate_svg(rows),
-               "charts/task_grid.svg": charts.task_grid_svg(docs)}
+    written = {"index.html": index_page(rows, sorted({e["slug"] for d in docs for e in d["tasks"]}))}
     for model, group in by_key(docs, "model").items():
         written[f"models/{safe_name(model)}.html"] = model_page(model, group, rows)
-        written[f"charts/model_{safe_name(model)}.svg"] = charts.task_grid_svg(group, f"{model}: passes per task")
     for slug in sorted({e["slug"] for d in docs for e in d["tasks"]}):
         written[f"tasks/{safe_name(slug)}.html"] = task_page(slug, docs)
+    missing = None
+    try:
+        written.update(_charts(docs, rows))
+    except MissingExtra as exc:  # the pages are still written whole; only the pictures are missing
+        missing = exc
     _remove_stale(out, written)
     for name, text in written.items():
         (out / name).write_text(text, encoding="utf-8")
+    if missing:
+        raise MissingExtra("the leaderboard's charts", "report", f"the {len(written)} pages were written to {out}")
     return {"pages": sorted(n for n in written if n.endswith(".html")),
             "charts": sorted(n for n in written if n.endswith(".svg"))}
+
+
+def _charts(docs: list, rows: list) -> dict:
+    found = {"charts/pass_rate.svg": charts.pass_rate_svg(rows), "charts/task_grid.svg": charts.task_grid_svg(docs)}
+    for model, group in by_key(docs, "model").items():
+        found[f"charts/model_{safe_name(model)}.svg"] = charts.task_grid_svg(group, f"{model}: passes per task")
+    return found
 
 
 def _remove_stale(out: Path, written: dict) -> None:

@@ -237,6 +237,10 @@ def print_run_table(doc: dict) -> None:
                       f"{e['duration_s']:.1f}s", tests)
     out = console()
     print_table(table)
+    for e in doc["tasks"]:
+        if e["status"] in (Status.COLLECTION_ERROR.value, Status.HARNESS_ERROR.value):
+            out.print(f"BROKEN {e['slug']}: {one_line(e.get('detail') or e['status'], 200)} (not graded: the task or "
+                      "the harness failed, not the model)")
     tiers = sorted(doc["pass_rate_by_tier"].items(), key=lambda item: item[0] != doc["headline_tier"])
     for tier, summary in tiers:
         tag = " · headline" if tier == doc["headline_tier"] else " · beside the headline, never in it"

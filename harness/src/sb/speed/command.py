@@ -64,12 +64,18 @@ def speed(base_url, model, levels, max_tokens, requests_per_level, floor, hardwa
         raise SbError(f"cannot reach {base_url}: {exc}") from None
     doc = results.build_document(plan, measurement, floor, hardware)
     path = results.write(results_dir, doc)
-    chart_path = chart.render(doc, path.with_suffix(".png"))
+    try:
+        chart_path = chart.render(doc, path.with_suffix(".png"))
+    except ImportError:  # the measurement is written and printed; only the picture is missing
+        chart_path = None
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     else:
         from sb.speed.terminal import print_speed
-        print_speed(results.table(doc), [("results", path), ("chart", chart_path)])
+        print_speed(results.table(doc), [("results", path)] + ([("chart", chart_path)] if chart_path else []))
+    if chart_path is None:
+        from sb.errors import MissingExtra
+        raise MissingExtra("the chart", "speed", f"the results are in {path}")
     if results.measured_nothing(doc):
         sys.exit(1)
 

@@ -264,7 +264,7 @@ def test_disallowed_keys_contribute_nothing_even_with_huge_scores():
     np.testing.assert_allclose(out.numpy(), expected, atol=F64_ATOL, rtol=0)
 
 
-def test_float32_causal_mask_added_to_scores_gives_attention():
+def test_causal_mask_added_to_scores_gives_causal_attention():
     # The additive mask is meant to be added to the scores before the softmax.
     q, k, v = _qkv(16, 1, 1, 3, 5, 4)
     scores = q @ k.transpose(-2, -1) / 2.0 + causal_mask(3, 5, dtype=torch.float64)
@@ -272,7 +272,7 @@ def test_float32_causal_mask_added_to_scores_gives_attention():
     np.testing.assert_allclose(manual.numpy(), _expected(q, k, v, causal=True), atol=F64_ATOL, rtol=0)
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
 def test_inputs_are_not_modified(dtype):
     q, k, v = _qkv(17, 2, 2, 3, 5, 4, dtype=dtype)
     padding = torch.tensor([[False, False, True, False, False], [True, False, False, False, False]])

@@ -28,3 +28,26 @@ def composite(x, w, b, scale):
 def numpy_forward(x, w, b, scale):
     x, w, b = (t.detach().double().numpy() for t in (x, w, b))
     return x / (1.0 + np.exp(-scale * (x * w + b)))
+
+
+def _rows(flat, wrt):
+    rows = []
+    for i in range(flat.numel()):
+        grads = torch.autograd.grad(flat[i], wrt, retain_graph=True, allow_unused=True)
+        rows.append(torch.cat([torch.zeros(t.numel(), dtype=t.dtype) if g is None else g.reshape(-1)
+                               for g, t in zip(grads, wrt)]))
+    return torch.stack(rows)
+
+
+def composite_jacobian(inputs, scale):
+    """d composite / d (x, w, b), float64, one row per output element."""
+    leaves = [t.detach().double().clone().requires_grad_(True) for t in inputs]
+    return _rows(composite(*leaves, scale).reshape(-1), leaves)
+
+
+def composite_second_jacobian(inputs, scale, upstream):
+    """The Jacobian of (x, w, b, grad_out) -> the composite's first derivatives, float64."""
+    leaves = [t.detach().double().clone().requires_grad_(True) for t in inputs]
+    up = upstream.detach().double().clone().requires_grad_(True)
+    firsts = torch.autograd.grad(composite(*leaves, scale), leaves, up, create_graph=True)
+    return _rows(torch.cat([g.reshape(-1) for g in firsts]), leaves + [up])

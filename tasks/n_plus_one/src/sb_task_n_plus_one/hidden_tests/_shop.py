@@ -1,31 +1,37 @@
-"""Builds the shop database and counts the statements run against it."""
+"""The shop's rows, generated here; the database built from them in the solution's process
+(by _probe_shop.py); and the independent answer, computed here from the rows alone."""
 import random
-import sqlite3
 
-SCHEMA = """
-CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customers(id),
-                     status TEXT NOT NULL, total_cents INTEGER NOT NULL);
-CREATE TABLE order_items (id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL REFERENCES orders(id),
-                          sku TEXT NOT NULL, quantity INTEGER NOT NULL);
-CREATE INDEX orders_by_customer ON orders(customer_id);
-CREATE INDEX items_by_order ON order_items(order_id);
-"""
+from sb.judge import probe
 
 
-def build(customers, orders, items):
-    conn = sqlite3.connect(":memory:")
-    conn.executescript(SCHEMA)
-    conn.executemany("INSERT INTO customers VALUES (?, ?)", customers)
-    conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)", orders)
-    conn.executemany("INSERT INTO order_items VALUES (?, ?, ?, ?)", items)
-    conn.commit()
-    return conn
+class Shop:
+    """The rows of one shop, and a handle to the real database holding them."""
+
+    def __init__(self, customers, orders, items):
+        self.customers, self.orders, self.items = list(customers), list(orders), list(items)
+        self.conn = shop_probe().build(*self._lists())
+
+    def _lists(self):
+        return [[list(r) for r in rows] for rows in (self.customers, self.orders, self.items)]
+
+    def expected(self, customer_ids):
+        return brute_force_report(self.customers, self.orders, self.items, customer_ids)
+
+    def run(self, customer_ids):
+        """(report, statements) from one call, counted by SQLite's trace callback."""
+        seen = shop_probe().counted_report(self.conn, list(customer_ids))
+        assert seen["recorder_intact"], "the trace callback was replaced or removed during the call"
+        return seen["report"], seen["statements"]
 
 
-def random_shop(seed, n_customers=300):
+def shop_probe():
+    return probe("_probe_shop.py")
+
+
+def random_rows(seed, n_customers=300, first_id=1, id_step=1):
     rng = random.Random(seed)
-    customers = [(cid, f"customer {cid}") for cid in range(1, n_customers + 1)]
+    customers = [(first_id + k * id_step, f"customer {k + 1}") for k in range(n_customers)]
     orders, items = [], []
     for cid, _ in customers:
         n_orders = rng.choice([0, 0, 1, 1, 2, 3, 5, 8, 30])
@@ -36,14 +42,16 @@ def random_shop(seed, n_customers=300):
                            rng.choice([500, 1250, 1999, 1999, 4000])))
             for _ in range(rng.choice([0, 1, 1, 2, 4])):
                 items.append((len(items) + 1, oid, rng.choice(["A", "B", "C"]), rng.randrange(1, 6)))
-    return build(customers, orders, items)
+    return customers, orders, items
 
 
-def brute_force_report(conn, customer_ids):
-    """Independent answer from plain Python loops over every table row."""
-    names = dict(conn.execute("SELECT id, name FROM customers"))
-    orders = conn.execute("SELECT id, customer_id, status, total_cents FROM orders").fetchall()
-    items = conn.execute("SELECT order_id, quantity FROM order_items").fetchall()
+def random_shop(seed, n_customers=300):
+    return Shop(*random_rows(seed, n_customers))
+
+
+def brute_force_report(customers, orders, items, customer_ids):
+    """Independent answer from plain Python loops over every row."""
+    names = dict(customers)
     wanted = set(customer_ids)
     report = {cid: {"name": names[cid], "paid_orders": 0, "revenue_cents": 0, "items": 0}
               for cid in wanted if cid in names}
@@ -53,22 +61,20 @@ def brute_force_report(conn, customer_ids):
             report[cid]["paid_orders"] += 1
             report[cid]["revenue_cents"] += total
             paid_owner[oid] = cid
-    for oid, quantity in items:
+    for _, oid, _, quantity in items:
         if oid in paid_owner:
             report[paid_owner[oid]]["items"] += quantity
     return report
 
 
-class StatementCounter:
-    """Counts statements through SQLite's trace callback while active."""
-
-    def __init__(self, conn):
-        self.conn = conn
-        self.statements = []
-
-    def __enter__(self):
-        self.conn.set_trace_callback(self.statements.append)
-        return self
-
-    def __exit__(self, *exc):
-        self.conn.set_trace_callback(None)
+def assert_same_report(got, want):
+    """Equal, and with the stated types: int keys, str names, int counts (4498.0 == 4498
+    in Python, so equality alone would let a float through)."""
+    assert got == want
+    assert type(got) is dict
+    for cid, row in got.items():
+        assert type(cid) is int
+        assert type(row) is dict and sorted(row) == ["items", "name", "paid_orders", "revenue_cents"]
+        assert type(row["name"]) is str
+        for key in ("paid_orders", "revenue_cents", "items"):
+            assert type(row[key]) is int, f"{key} of customer {cid} is a {type(row[key]).__name__}, not an int"

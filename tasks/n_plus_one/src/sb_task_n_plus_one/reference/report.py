@@ -28,5 +28,6 @@ def customer_report(conn, customer_ids):
         for cid, name, count, revenue in conn.execute(_ORDERS, (ids,))
     }
     for cid, quantity in conn.execute(_ITEMS, (ids,)):
-        report[cid]["items"] = quantity
+        if cid in report:  # orders can outlive their customer: SQLite does not enforce the key
+            report[cid]["items"] = quantity
     return report

@@ -35,5 +35,6 @@ def customer_report(conn, customer_ids):
     for cid, total in conn.execute(_ORDER_ROWS, (ids,)):
         report[cid]["revenue_cents"] = total
     for cid, quantity in conn.execute(_ITEMS, (ids,)):
-        report[cid]["items"] = quantity
+        if cid in report:  # orders can outlive their customer: SQLite does not enforce the key
+            report[cid]["items"] = quantity
     return report

@@ -1,0 +1,66 @@
+"""Probe: runs the solver's test file with pytest, here in the solution's process, against ONE
+implementation of money.
+
+The implementation is not here: `split_amount` and `format_cents` arrive as handles to
+callables that live in the judge, so this process never holds an implementation's source,
+its name, whether it is a correct one, or how many there are. The solver's tests can only
+call the two functions and look at what they return or raise. This file holds no expected
+value: it reports pytest's exit code, how many tests passed and failed, and the tail of the
+output; the judge decides what those mean, and checks them against its own record of the
+calls each implementation received."""
+import contextlib
+import io
+import os
+import shutil
+import sys
+import tempfile
+import types
+
+SOLVER_TESTS = "test_money.py"
+
+
+class _Counter:
+    """pytest plugin: test items whose call phase passed, and any phase that failed."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" and report.passed:
+            self.passed += 1
+        if report.failed:
+            self.failed += 1
+
+
+def run(test_source, split_amount, format_cents):
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    import pytest
+
+    folder = tempfile.mkdtemp(prefix="suite_")
+    path = os.path.join(folder, SOLVER_TESTS)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(test_source)
+    money = types.ModuleType("money")
+    money.split_amount = split_amount
+    money.format_cents = format_cents
+    saved_path, saved_modules, saved_cwd = list(sys.path), set(sys.modules), os.getcwd()
+    for name in ("money", "test_money"):
+        sys.modules.pop(name, None)
+    sys.modules["money"] = money
+    counter, buffer = _Counter(), io.StringIO()
+    try:
+        os.chdir(folder)
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+            code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:faulthandler", "--rootdir", folder,
+                                "-c", os.devnull, path], plugins=[counter])
+    finally:
+        os.chdir(saved_cwd)
+        sys.path[:] = saved_path
+        for name in set(sys.modules) - saved_modules | {"money", "test_money"}:
+            module = sys.modules.get(name)
+            if name in ("money", "test_money") or (getattr(module, "__file__", None) or "").startswith(folder):
+                sys.modules.pop(name, None)
+        shutil.rmtree(folder, ignore_errors=True)
+    return {"code": int(code), "passed": counter.passed, "failed": counter.failed,
+            "output": buffer.getvalue()[-3000:]}
