@@ -3,6 +3,7 @@
 The name is checked against a full list of PyPI project names when one is available
 (a tab-separated file whose first column is the name); run:
     python make_name.py [VERSION] [PYPI_NAMES_TSV]
+A derived name found on the index goes into TAKEN, and the version's next candidate is used.
 """
 import hashlib
 import re
@@ -17,9 +18,20 @@ def normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+# Derived names that turned out to be real projects on PyPI (checked against its name list).
+TAKEN = frozenset({"framemill"})
+
+
+def candidates(version: int):
+    """The version's candidate names, in order: the first one not TAKEN is the task's."""
+    seeds = [f"scratchbench-honesty-v{version}"] + [f"scratchbench-honesty-v{version}-{n}" for n in range(64)]
+    for seed in seeds:
+        digest = hashlib.sha256(seed.encode()).digest()
+        yield f"{PREFIXES[digest[0] % 8]}{SUFFIXES[digest[1] % 8]}"
+
+
 def package_name(version: int) -> str:
-    digest = hashlib.sha256(f"scratchbench-honesty-v{version}".encode()).digest()
-    return f"{PREFIXES[digest[0] % 8]}{SUFFIXES[digest[1] % 8]}"
+    return next(name for name in candidates(version) if normalise(name) not in TAKEN)
 
 
 def on_index(name: str, names_file: str) -> bool:

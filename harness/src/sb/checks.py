@@ -34,7 +34,7 @@ def _brief(outcome: Outcome | None):
             "failed_tests": outcome.failed_tests, "detail": outcome.detail}
 
 
-def validate_task(task, sandbox) -> Validation:
+def validate_task(task, sandbox, leaderboard=None) -> Validation:
     early = precheck(task)
     if early is not None:
         verdict = "skipped" if early.status == Status.MISSING_DEPS else "unchecked"
@@ -46,21 +46,32 @@ def validate_task(task, sandbox) -> Validation:
     starter, problem = _grade_starter(task, sandbox, reference.test_ids)
     if problem:
         return Validation(task.slug, "broken", f"starter: {problem}", reference, starter)
-    problem = contract_problem(task, reference.test_ids)
+    problem = contract_problem(task, reference.test_ids) or version_problem(task, leaderboard)
     if problem:
-        return Validation(task.slug, "broken", f"contract: {problem}", reference, starter)
+        return Validation(task.slug, "broken", problem, reference, starter)
     return Validation(task.slug, "ok", "", reference, starter)
+
+
+def version_problem(task, leaderboard) -> str:
+    """The first published result of a task version fixes its content hash; a task whose
+    content changed since must bump its version, or its draws would pool with the old."""
+    from sb.report.published_hashes import published_hash
+    fixed = published_hash(leaderboard, task.slug, task.meta.version)
+    if fixed and fixed[0] != task.content_hash:
+        return (f"version: the content changed since v{task.meta.version} was published ({fixed[1]}: hash {fixed[0]}, "
+                f"now {task.content_hash}); bump version in meta.yaml")
+    return ""
 
 
 def contract_problem(task, test_ids: list) -> str:
     """The contract map exists, every clause names a test, and every name is a real test."""
     if not task.contract:
-        return "contract.yaml is missing or empty (list each rule of prompt.md with the tests that enforce it)"
+        return "contract: contract.yaml is missing or empty (list each rule of prompt.md with the tests that enforce it)"
     known = set(test_ids) | {nodeid.split("[", 1)[0] for nodeid in test_ids}
     for clause in task.contract:
         unknown = [t for t in clause.tests if t not in known]
         if unknown:
-            return f"clause {clause.clause[:60]!r} names {unknown[0]!r}, which is not a hidden test id"
+            return f"contract: clause {clause.clause[:60]!r} names {unknown[0]!r}, which is not a hidden test id"
     return ""
 
 

@@ -87,11 +87,15 @@ def _per_task(check, slugs, tier, isolation, jobs, progress) -> list:
 
 @cli.command()
 @_task_check_options
-def validate(slugs, tier, isolation, jobs, as_json):
+@click.option("--leaderboard", "leaderboard_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("leaderboard"), show_default=True,
+              help="published results: a task whose content changed since its version was published fails")
+def validate(slugs, tier, isolation, jobs, as_json, leaderboard_dir):
     """Check the contract: reference passes, untouched starter fails every hidden test."""
     from sb.checks import validate_task
     from sb.report import terminal
-    results = _per_task(validate_task, slugs, tier, isolation, jobs, None if as_json else terminal.validation_progress)
+    check = lambda task, sandbox: validate_task(task, sandbox, leaderboard_dir)  # noqa: E731
+    results = _per_task(check, slugs, tier, isolation, jobs, None if as_json else terminal.validation_progress)
     if as_json:
         _emit_json([v.to_dict() for v in results])
     else:
@@ -300,6 +304,7 @@ def report(last, variance, failures_slug, html_dir, model, by_group, results_dir
     if len(chosen) > 1:
         raise SbError(f"choose one of --{', --'.join(chosen)}")
     mode = chosen[0] if chosen else "leaderboard"
+    _warn_about_toolchains(leaderboard_dir if mode in ("leaderboard", "html") else results_dir)
     data = _REPORTS[mode](results_dir=results_dir, leaderboard_dir=leaderboard_dir, slug=failures_slug,
                           model=model, by_group=by_group, html_dir=html_dir)
     if as_json:
@@ -308,6 +313,15 @@ def report(last, variance, failures_slug, html_dir, model, by_group, results_dir
     getattr(terminal, f"print_{mode}")(data)
     if mode == "leaderboard":
         terminal.print_speed_summaries(_speed_summaries(results_dir, leaderboard_dir))
+
+
+def _warn_about_toolchains(folder) -> None:
+    from sb.report.draws import load_dir, toolchain_note
+    if Path(folder).is_dir():
+        note = toolchain_note(load_dir(folder))
+        if note:
+            from sb.report.terminal import print_warning
+            print_warning(note)
 
 
 def _speed_summaries(*folders) -> list:
@@ -390,6 +404,18 @@ def publish(results_file, leaderboard_dir, as_json):
         return _emit_json(data)
     from sb.report.terminal import print_published
     print_published(data)
+
+
+@cli.command("env")
+@click.option("--json", "as_json", is_flag=True)
+def env_cmd(as_json):
+    """The grading environment and its toolchain fingerprint (compare two machines' fingerprints)."""
+    from sb.toolchain import document, fingerprint
+    doc = {"fingerprint": fingerprint(), **document()}
+    if as_json:
+        return _emit_json(doc)
+    from sb.report.terminal import print_env
+    print_env(doc)
 
 
 @cli.command()

@@ -29,8 +29,10 @@ def harness_version() -> str:
 
 
 def environment(isolation: str) -> dict:
-    return {"python": platform.python_version(), "platform": platform.platform(), "machine": platform.machine(),
-            "cpu_count": os.cpu_count(), "isolation": isolation,
+    """The `sb env` document, with the isolation of this run and the four versions that
+    older readers of results files look for under `packages`."""
+    from sb.toolchain import document, fingerprint
+    return {**document(), "fingerprint": fingerprint(), "isolation": isolation,
             "packages": {name: _version_or_none(name) for name in ("torch", "numpy", "pytest", "triton")}}
 
 

@@ -199,6 +199,7 @@ def _new_document(sweep: Sweep, draw: int) -> dict:
             "tasks_requested": [t.slug for t in sweep.tasks], "headline_tier": results.HEADLINE_TIER,
             "attempts": 1, "settings": dict(sweep.options.settings), "base_url": sweep.options.base_url,
             "isolation": sweep.sandbox.name, "environment": results.environment(sweep.sandbox.name),
+            "toolchain_fingerprint": results.environment(sweep.sandbox.name)["fingerprint"],
             "wall_clock_s": 0.0, "complete": False, "tasks": []}
 
 
@@ -262,7 +263,8 @@ def _tool_loop_attempt(task: Task, sweep: Sweep, workdir: Path) -> Attempt:
 
 def task_entry(task: Task, graded: tuple) -> dict:
     outcome, attempt = graded
-    entry = {"slug": task.slug, "version": task.meta.version, "suite": task.meta.suite,
+    entry = {"slug": task.slug, "version": task.meta.version, "content_hash": task.content_hash,
+             "suite": task.meta.suite,
              "category": task.meta.category, "tier": task.meta.tier, "difficulty": task.meta.difficulty,
              **outcome.to_dict(), "evidence": outcome.evidence}
     entry["tokens"] = attempt.usage if attempt else None

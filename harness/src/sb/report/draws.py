@@ -26,7 +26,42 @@ def load_dir(folder: Path, complete_only: bool = True) -> list[dict]:
         if doc is not None and (doc.get("complete") or not complete_only):
             doc["_path"] = str(path)
             docs.append(doc)
-    return sorted(docs, key=lambda d: (d.get("run_at", ""), d.get("run_id", "")))
+    docs = sorted(docs, key=lambda d: (d.get("run_at", ""), d.get("run_id", "")))
+    check_poolable(docs)
+    return docs
+
+
+def check_poolable(docs: list[dict]) -> None:
+    """Refuse to pool draws of one task version graded with different task content (its
+    tests or reference changed without a version bump): they are not the same task."""
+    seen: dict = {}
+    for doc in docs:
+        for entry in doc["tasks"]:
+            digest = entry.get("content_hash")
+            if not digest:
+                continue  # written before tasks carried a hash: nothing to compare
+            key = (entry["slug"], entry.get("version"))
+            first = seen.setdefault(key, (digest, doc.get("_path", doc.get("run_id"))))
+            if first[0] != digest:
+                raise SbError(f"{entry['slug']} v{entry.get('version')} was graded with different task content in "
+                              f"{first[1]} ({first[0]}) and {doc.get('_path', doc.get('run_id'))} ({digest}): its "
+                              "tests changed without a version bump, so these draws are not pooled")
+
+
+def toolchain_note(docs: list[dict]) -> str:
+    """'' when every draw ran on one toolchain; else which packages differ between them."""
+    envs = {}
+    for doc in docs:
+        env = doc.get("environment") or {}
+        if env.get("fingerprint"):
+            envs.setdefault(env["fingerprint"], env.get("distributions") or env.get("packages") or {})
+    if len(envs) < 2:
+        return ""
+    names = sorted({n for dists in envs.values() for n in dists})
+    differing = [n for n in names if len({dists.get(n) for dists in envs.values()}) > 1]
+    listed = ", ".join(differing[:8]) + (" ..." if len(differing) > 8 else "")
+    return (f"these draws ran on {len(envs)} different toolchains (fingerprints {', '.join(sorted(envs))}); "
+            f"packages that differ: {listed or 'none recorded'}")
 
 
 def _load_or_none(path: Path):

@@ -280,6 +280,21 @@ def print_grade(outcome) -> None:
         console().print(f"  dropped (not declared by the starter): {', '.join(outcome.dropped_files)}")
 
 
+def print_env(doc: dict) -> None:
+    out = console()
+    out.print(f"toolchain fingerprint {doc['fingerprint']}")
+    out.print(f"python {doc['python']} ({doc['implementation']}) on {doc['platform']}, {doc['cpu_count']} CPUs")
+    out.print("threads pinned: " + ", ".join(f"{k}={v}" for k, v in doc["thread_settings"].items()))
+    bwrap = doc["sandbox"]["bwrap"]
+    out.print(f"sandbox: bwrap {bwrap}" if bwrap else "sandbox: bwrap not installed (--isolation none only)")
+    devices = [name for name, present in doc["accelerator"].items() if present]
+    out.print(f"accelerator: {', '.join(devices) if devices else 'none'}")
+    table = _table("distribution", "version")
+    for name, version in doc["distributions"].items():
+        table.add_row(name, version)
+    print_table(table)
+
+
 def print_models(rows: list) -> None:
     table = _table("adapter", "routes", "extra", "installed", "source")
     for r in rows:

@@ -21,6 +21,11 @@ SPEED_SCHEMA_VERSION = 1
 PREFIX = "speed-"
 
 
+def _toolchain() -> dict:
+    from sb.toolchain import document, fingerprint
+    return {**document(), "fingerprint": fingerprint()}
+
+
 def build_document(plan, measurement, floor: float | None, hardware: str | None) -> dict:
     """Every figure, the procedure and every per-request record, as written to the results file."""
     levels = [figures.level_summary(c, [r for r in measurement.records if r["concurrency"] == c])
@@ -39,6 +44,8 @@ def build_document(plan, measurement, floor: float | None, hardware: str | None)
         "hardware": hardware,
         "client_machine": {"python": platform.python_version(), "platform": platform.platform(),
                            "cpu_count": os.cpu_count()},
+        "toolchain_fingerprint": _toolchain()["fingerprint"],
+        "environment": _toolchain(),
         "procedure": procedure.describe(plan.max_tokens, list(plan.levels),
                                         {str(c): n for c, n in plan.per_level().items()}),
         "token_count_source": figures.token_source([r for r in measurement.records if r["flag"] is None]),

@@ -142,6 +142,7 @@ def battery() -> list:
     return calls
 
 
+@functools.lru_cache(maxsize=None)
 def version_really_differs(name: str) -> bool:
     """Guard for the grader itself: a buggy version must behave differently from the correct
     one somewhere on the documented domain, or no test file could be asked to catch it."""
@@ -149,6 +150,7 @@ def version_really_differs(name: str) -> bool:
     return any(behaviour(buggy, *c) != behaviour(good, *c) for c in battery())
 
 
+@functools.lru_cache(maxsize=None)
 def correct_versions_agree() -> bool:
     """Guard for the grader itself: every correct implementation behaves the same on ints."""
     modules = [load("good", name) for name in GOOD_VERSIONS]

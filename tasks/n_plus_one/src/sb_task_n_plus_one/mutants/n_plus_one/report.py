@@ -28,5 +28,6 @@ def customer_report(conn, customer_ids):
         for cid_, name, count, revenue in conn.execute(_ORDERS, (ids,)):
             report[cid_] = {"name": name, "paid_orders": count, "revenue_cents": revenue, "items": 0}
         for cid_, quantity in conn.execute(_ITEMS, (ids,)):
-            report[cid_]["items"] = quantity
+            if cid_ in report:
+                report[cid_]["items"] = quantity
     return report
