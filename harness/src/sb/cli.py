@@ -281,7 +281,7 @@ def export(slug, dest, reference, mutant, as_json):
     click.echo(f"wrote {len(chosen)} file(s) to {dest}")
 
 
-REPORT_MODES = ("last", "variance", "failures", "html")
+REPORT_MODES = ("last", "variance", "failures", "html", "drift")
 
 
 @cli.command()
@@ -291,6 +291,7 @@ REPORT_MODES = ("last", "variance", "failures", "html")
               help="which test ids of SLUG fail across draws, grouped by identical signature")
 @click.option("--html", "html_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="write the static leaderboard site into this folder")
+@click.option("--drift", is_flag=True, help="public against holdout pass rates per model, flagging contamination")
 @click.option("--model", default=None, help="--variance / --failures: only this model's draws")
 @click.option("--by-group", is_flag=True, help="--variance: one block per sweep (group id) instead of per model")
 @click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -298,9 +299,9 @@ REPORT_MODES = ("last", "variance", "failures", "html")
 @click.option("--leaderboard", "leaderboard_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("leaderboard"), show_default=True, help="the published results the leaderboard reads")
 @click.option("--json", "as_json", is_flag=True)
-def report(last, variance, failures_slug, html_dir, model, by_group, results_dir, leaderboard_dir, as_json):
+def report(last, variance, failures_slug, html_dir, drift, model, by_group, results_dir, leaderboard_dir, as_json):
     """The leaderboard of published results, newest first; or --last, --variance, --failures, --html."""
-    chosen = [m for m, on in zip(REPORT_MODES, (last, variance, failures_slug, html_dir)) if on]
+    chosen = [m for m, on in zip(REPORT_MODES, (last, variance, failures_slug, html_dir, drift)) if on]
     if len(chosen) > 1:
         raise SbError(f"choose one of --{', --'.join(chosen)}")
     mode = chosen[0] if chosen else "leaderboard"
@@ -366,8 +367,14 @@ def _report_html(leaderboard_dir, html_dir, **_):
     return {"site": str(html_dir), **build_site(leaderboard_dir, html_dir)}
 
 
+def _report_drift(results_dir, **_):
+    from sb.report.draws import load_dir
+    from sb.report.drift import drift
+    return drift(load_dir(results_dir))
+
+
 _REPORTS = {"last": _report_last, "leaderboard": _report_leaderboard, "variance": _report_variance,
-            "failures": _report_failures, "html": _report_html}
+            "failures": _report_failures, "html": _report_html, "drift": _report_drift}
 
 
 @cli.command()

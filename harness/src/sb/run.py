@@ -264,7 +264,7 @@ def _tool_loop_attempt(task: Task, sweep: Sweep, workdir: Path) -> Attempt:
 def task_entry(task: Task, graded: tuple) -> dict:
     outcome, attempt = graded
     entry = {"slug": task.slug, "version": task.meta.version, "content_hash": task.content_hash,
-             "suite": task.meta.suite,
+             "holdout": task.meta.holdout, "suite": task.meta.suite,
              "category": task.meta.category, "tier": task.meta.tier, "difficulty": task.meta.difficulty,
              **outcome.to_dict(), "evidence": outcome.evidence}
     entry["tokens"] = attempt.usage if attempt else None

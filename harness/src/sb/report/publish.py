@@ -42,6 +42,7 @@ def publish(path: Path, leaderboard: Path) -> dict:
     problems = cost_problems(doc, str(path))
     if problems:
         raise SbError(f"refused: the cost does not re-derive: {problems[0]}")
+    doc = without_holdout(doc)
     dest = Path(leaderboard) / stable_name(doc)
     if dest.exists():
         if json.loads(dest.read_text(encoding="utf-8")) != doc:
@@ -49,9 +50,23 @@ def publish(path: Path, leaderboard: Path) -> dict:
         return {"published": False, "path": str(dest), "manifest_updated": False}
     manifest = _manifest_with(doc, leaderboard)
     Path(leaderboard).mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(path, dest)
+    if doc.get("holdout_withheld"):
+        results.write_atomic(dest, doc)
+    else:
+        shutil.copyfile(path, dest)
     updated = write_manifest(leaderboard, manifest)
     return {"published": True, "path": str(dest), "manifest_updated": updated}
+
+
+def without_holdout(doc: dict) -> dict:
+    """The document as published: holdout tasks' entries withheld (only their count is
+    said), so a private task's name never reaches the leaderboard or the site."""
+    kept = [e for e in doc["tasks"] if not e.get("holdout")]
+    if len(kept) == len(doc["tasks"]):
+        return doc
+    public = {**doc, "tasks": kept, "holdout_withheld": len(doc["tasks"]) - len(kept),
+              "tasks_requested": [s for s in doc.get("tasks_requested", []) if s in {e["slug"] for e in kept}]}
+    return results.summarise(public)
 
 
 def _manifest_with(doc: dict, leaderboard: Path) -> dict:

@@ -50,3 +50,15 @@ def classify(passed: int, measured: int) -> str:
     if passed == measured:
         return "always"
     return "never" if passed == 0 else "split"
+
+
+def fisher_greater(a_pass: int, a_fail: int, b_pass: int, b_fail: int) -> float:
+    """Exact one-sided p-value (Fisher) that group A's pass rate exceeds group B's: the
+    probability, with the margins fixed, of A passing at least `a_pass` times."""
+    passes, a_total, total = a_pass + b_pass, a_pass + a_fail, a_pass + a_fail + b_pass + b_fail
+    if total == 0 or a_total == 0 or a_total == total:
+        return 1.0
+    denominator = math.comb(total, a_total)
+    top = min(passes, a_total)
+    return min(1.0, sum(math.comb(passes, k) * math.comb(total - passes, a_total - k)
+                        for k in range(a_pass, top + 1)) / denominator)

@@ -280,6 +280,18 @@ def print_grade(outcome) -> None:
         console().print(f"  dropped (not declared by the starter): {', '.join(outcome.dropped_files)}")
 
 
+def print_drift(rows: list) -> None:
+    table = _table("model", "public", "holdout", "strata", "p (public better)", "")
+    for r in rows:
+        pub, hold = r["public"], r["holdout"]
+        table.add_row(r["model"], f"{pub['passed']}/{pub['measured']}", f"{hold['passed']}/{hold['measured']}",
+                      ", ".join(r["strata"]) or "none shared", f"{r['p_value']:.4f}",
+                      "FLAGGED: public significantly better (contamination?)" if r["flagged"] else "")
+    print_table(table)
+    console().print(f"Fisher's exact test, one-sided, alpha {rows[0]['alpha'] if rows else 0.05}; "
+                    "only suites and difficulties with both public and holdout tasks count")
+
+
 def print_env(doc: dict) -> None:
     out = console()
     out.print(f"toolchain fingerprint {doc['fingerprint']}")

@@ -23,3 +23,14 @@ def run(x, dy, gamma, beta, eps, accumulate, apply_forward, apply_backward):
     shares = [isinstance(v, np.ndarray) and any(np.shares_memory(v, a) for a in (x, dy, gamma, beta)) for v in views]
     return {"ys": ys, "dxs": dxs, "grad_gamma": bn.grad_gamma(), "grad_beta": bn.grad_beta(),
             "x_after": x, "dy_after": dy, "gamma_after": gamma, "beta_after": beta, "shares": shares}
+
+
+def forward_outputs(xs, gamma, beta, eps, chunks):
+    """y of a fresh instance for each batch in xs (passes 1 and 2 over the same chunks)."""
+    outputs = []
+    for x in xs:
+        bn = ChunkedBatchNorm(gamma, beta, eps=eps)
+        for lo, hi in chunks:
+            bn.forward_accumulate(x[lo:hi])
+        outputs.append([bn.forward_apply(x[lo:hi]) for lo, hi in chunks])
+    return outputs

@@ -7,7 +7,8 @@ value and no oracle lives here: the judge checks the observations.
 
 Why a race is near certain here, for a wrong answer, however the OS schedules:
 - the store sleeps inside every get and set (get both before and after it reads), as
-  the prompt allows, so a read-modify-write of the store is always interrupted;
+  the prompt allows, for a jittered time, so a read-modify-write of the store is always
+  interrupted and other threads' calls land at every offset inside it;
 - a tracer sleeps at every line the solution's own file executes, and at a seeded
   fraction of its bytecodes. A sleeping thread is off the CPU with the GIL free, so
   another released thread runs inside that gap. This turns every gap in a wrong
@@ -26,7 +27,7 @@ import time
 import counters
 from counters import Counters
 
-STORE_PAUSE_S = 0.0001
+STORE_PAUSES_S = (0.00001, 0.00001, 0.00001, 0.00001, 0.0005)
 TRACE_PAUSE_S = 0.00002
 OPCODE_YIELD_P = 0.1
 # A deadlock detector, not a timing check: a correct run completes an operation every
@@ -36,19 +37,30 @@ STALL_S = 10.0
 
 
 class YieldingStore:
-    """A dict behind get/set that gives up the CPU inside every call."""
+    """A dict behind get/set that gives up the CPU inside every call, for a jittered
+    time: mostly short, one call in five long (seeded per thread). The jitter matters
+    for gaps that sit just outside a lock (a read-back after releasing it, say): with
+    equal pauses the next lock holder's write would never land inside such a gap."""
 
-    def __init__(self, initial=None):
+    def __init__(self, initial=None, seed=0):
         self.data = dict(initial or {})
+        self._seed = seed
+        self._local = threading.local()
+
+    def _pause(self):
+        rng = getattr(self._local, "rng", None)
+        if rng is None:
+            rng = self._local.rng = random.Random(f"store/{self._seed}/{threading.current_thread().name}")
+        time.sleep(rng.choice(STORE_PAUSES_S))
 
     def get(self, key):
-        time.sleep(STORE_PAUSE_S)
+        self._pause()
         value = self.data.get(key, 0)
-        time.sleep(STORE_PAUSE_S)
+        self._pause()
         return value
 
     def set(self, key, value):
-        time.sleep(STORE_PAUSE_S)
+        self._pause()
         self.data[key] = value
 
 
@@ -110,7 +122,7 @@ def run(plans, initial=None, seed=0):
     Returns results[i][j], what operation j of thread i returned (or "error: ..."),
     the type name of each returned value, the store's final contents, and whether the
     threads stopped making progress."""
-    store = YieldingStore(initial)
+    store = YieldingStore(initial, seed)
     c = Counters(store)
     n = len(plans)
     barrier = threading.Barrier(n)

@@ -117,6 +117,14 @@ def test_smallest_valid_arguments_are_accepted(kwargs):
     assert len(sampler) == 1
 
 
+def test_defaults_are_seed_zero_shuffled_and_padded():
+    sampler = ShardedSampler(num_samples=10, world_size=3, rank=2, batch_size=2)
+    sampler.set_epoch(1)
+    assert len(sampler) == 2
+    assert _as_lists(_take(sampler)) == _spec_batches(10, 3, 2, 2, False, 0, 1, shuffle=True)
+    assert list(epoch_order(10, 0, 1)) == _order(10, 0, 1, shuffle=True)
+
+
 def test_a_new_sampler_starts_epoch_zero_at_its_first_batch():
     sampler = _sampler(17, 2, 1, 3, False)
     assert sampler.state_dict() == {"epoch": 0, "batches_consumed": 0}
