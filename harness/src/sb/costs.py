@@ -17,7 +17,8 @@ TOLERANCE = 1e-9
 def run_cost(entries: list) -> tuple:
     """(usd_cost or None when no task has a cost, cost_complete)."""
     costs = [e["usd_cost"] for e in entries if e.get("usd_cost") is not None]
-    complete = all(e.get("usd_cost") is not None for e in entries if e.get("tokens"))
+    complete = all(e.get("usd_cost") is not None for e in entries if e.get("tokens")) and \
+        not any(e.get("usage_missing") for e in entries)
     return (round(sum(costs), 6) if costs else None), complete
 
 
@@ -36,7 +37,15 @@ def check_document(doc: dict, where: str) -> tuple[list, Counter]:
 
 def check_entry(doc: dict, entry: dict, on: date) -> tuple[str | None, str]:
     from sb.models import prices
+    from sb.models.exchange import usage_problem
     tokens, recorded = entry.get("tokens"), entry.get("usd_cost")
+    if recorded is not None and (not isinstance(recorded, (int, float)) or recorded < 0):
+        return f"cost {recorded!r} is not a non-negative number", "priced"
+    problem = usage_problem(tokens if isinstance(tokens, dict) else {"tokens": tokens})
+    if problem:
+        return problem.replace("the API reported", "recorded"), "priced"
+    if entry.get("turn_costs"):
+        return _check_turns(doc, entry, on)
     if not tokens:
         return (None if recorded is None else f"cost {recorded} recorded without tokens"), "no usage"
     model = entry.get("model_answered") or doc["model"]
@@ -62,3 +71,20 @@ def check_totals(doc: dict) -> list:
     if (doc.get("tokens") or None) != (dict(summed) or None):
         problems.append(f"run tokens {doc.get('tokens')} are not the sum of its tasks ({dict(summed)})")
     return problems
+
+
+def _check_turns(doc: dict, entry: dict, on: date) -> tuple[str | None, str]:
+    """A tool loop is priced turn by turn at the rate of the model that answered each."""
+    from sb.models import prices
+    total = 0.0
+    for index, turn in enumerate(entry["turn_costs"]):
+        derived, _ = prices.cost(doc.get("adapter", ""), turn.get("model") or doc["model"], turn.get("tokens"), on)
+        if derived is None and turn.get("tokens"):
+            return f"turn {index + 1} answered by {turn.get('model')!r} is unpriced", "unpriced"
+        if (turn.get("usd_cost") is None) != (derived is None) or \
+                (derived is not None and abs(turn["usd_cost"] - derived) > TOLERANCE):
+            return f"turn {index + 1}: cost {turn.get('usd_cost')} recorded, {derived} derived", "priced"
+        total += derived or 0.0
+    if entry.get("usd_cost") is None or abs(entry["usd_cost"] - round(total, 8)) > 1e-6:
+        return f"cost {entry.get('usd_cost')} is not the sum of its turns ({round(total, 8)})", "priced"
+    return None, "priced"

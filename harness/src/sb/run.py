@@ -271,6 +271,9 @@ def task_entry(task: Task, graded: tuple) -> dict:
     entry["usd_cost"] = attempt.usd_cost if attempt else None
     entry["model_answered"] = attempt.model_answered if attempt else None
     entry["transport_retries"] = attempt.transport_retries if attempt else 0
-    entry["price"] = getattr(attempt, "price", None) if attempt else None
-    entry["exit_status"] = getattr(attempt, "exit_status", None) if attempt else None
+    entry["price"] = attempt.price if attempt else None
+    entry["exit_status"] = attempt.exit_status if attempt else None
+    entry["usage_missing"] = attempt.usage_missing if attempt else False
+    if attempt and attempt.turn_costs:
+        entry["turn_costs"] = attempt.turn_costs
     return entry

@@ -107,6 +107,7 @@ def _converse(session, model: str, toolbox, transcript: dict, attempt: Attempt) 
     for _ in range(toolbox.MAX_TURNS):
         turn = session.step(results)
         _add_usage(attempt, turn.usage)
+        attempt.turn_costs.append({"model": turn.model, "tokens": turn.usage})
         attempt.model_answered = turn.model or getattr(session, "model_answered", None) or attempt.model_answered
         problem = _model_problem(session, model, turn.model)
         if problem:  # another model's turn is not the record of the model asked: not transcribed
@@ -148,9 +149,21 @@ def _account(attempt: Attempt, adapter, session, model: str) -> None:
     the model that answered: the same derivation check_cost repeats from the results file."""
     attempt.transport_retries = int(getattr(session, "transport_retries", 0) or 0)
     provider = getattr(session, "provider", None) or getattr(adapter, "provider", None)
-    if provider and attempt.usage:
-        attempt.usd_cost, attempt.price = prices.cost(provider, attempt.model_answered or model, attempt.usage,
-                                                      date.today())
+    if not (provider and attempt.usage):
+        attempt.turn_costs = []
+        return
+    today, total, names = date.today(), 0.0, []
+    for turn in attempt.turn_costs:  # each turn at the rate of the model that answered it
+        turn["usd_cost"], price = prices.cost(provider, turn["model"] or model, turn["tokens"], today)
+        total += turn["usd_cost"] or 0.0
+        names.append(price)
+        if turn["usd_cost"] is None and turn["tokens"]:
+            attempt.usd_cost, attempt.price = None, prices.UNPRICED
+            return
+    attempt.usd_cost = round(total, 8)
+    distinct = sorted(set(n for n in names if n != prices.UNPRICED))
+    attempt.price = distinct[0] if len(distinct) == 1 else ("per turn: " + "; ".join(distinct) if distinct else
+                                                              prices.UNPRICED)
 
 
 def _execute(toolbox, call: ToolCall) -> str:

@@ -39,6 +39,8 @@ class Attempt:
     price: str | None = None              # the dated price used ("anthropic claude-x as of ..."), or "unpriced"
     exit_status: int | None = None        # an external agent's exit status (cmd:)
     transport_failure: bool = False       # the call failed in transport (after its retries): no answer at all
+    usage_missing: bool = False           # a priced model answered without usage: the cost is unknown, not zero
+    turn_costs: list = field(default_factory=list)  # a tool loop's turns: {model, tokens, usd_cost} each
 
     @property
     def produced_files(self) -> bool:

@@ -116,13 +116,38 @@ def same_model(asked: str, answered: str | None) -> bool:
     return answered.startswith(base) and bool(DATED_SNAPSHOT.match(answered[len(base):]))
 
 
+MAX_PLAUSIBLE_TOKENS = {"input": 20_000_000, "output": 2_000_000}  # past any model's context / output limit
+MAX_PLAUSIBLE_OTHER = 20_000_000  # cache reads and writes, reasoning: bounded by the context as well
+
+
+def usage_problem(usage: dict | None) -> str:
+    """'' when every count is a plausible non-negative integer; else what is wrong, with the numbers."""
+    for kind, value in (usage or {}).items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return f"the API reported {value!r} {kind} tokens (not a count >= 0)"
+        if value > MAX_PLAUSIBLE_TOKENS.get(kind, MAX_PLAUSIBLE_OTHER):
+            return (f"the API reported {value} {kind} tokens, beyond any model's limit "
+                    f"({MAX_PLAUSIBLE_TOKENS.get(kind, MAX_PLAUSIBLE_OTHER)}): not trusted")
+    return ""
+
+
 def conclude(provider: str, asked: str, task, workdir: Path, reply: Reply, retries: int,
              today: date | None = None) -> Attempt:
-    """The Attempt for a reply: cost always; then model, refusal, truncation, content."""
+    """The Attempt for a reply: usage checked and cost first; then model, refusal,
+    truncation, content. Missing usage on a priced model leaves the cost unknown (never
+    zero); implausible usage is adapter_error, its numbers in the detail."""
     priced_as = reply.model or asked
-    cost, price = prices.cost(provider, priced_as, reply.usage, today or date.today())
+    problem = usage_problem(reply.usage)
+    if problem:
+        return Attempt(status=Status.ADAPTER_ERROR, detail=problem, model_answered=reply.model,
+                       transport_retries=retries, price=prices.UNPRICED)
+    on = today or date.today()
+    cost, price = prices.cost(provider, priced_as, reply.usage, on)
+    missing = not reply.usage and prices.price_for(provider, priced_as, on) is not None
     attempt = Attempt(model_answered=reply.model, usage=reply.usage, usd_cost=cost, price=price,
-                      transport_retries=retries)
+                      transport_retries=retries, usage_missing=missing)
     try:
         _accept(asked, task, workdir, reply, attempt)
     except ReplyError as exc:

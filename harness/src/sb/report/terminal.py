@@ -258,6 +258,9 @@ def print_run_table(doc: dict) -> None:
 
 
 def _run_cost(doc: dict) -> str:
+    if any(e.get("usage_missing") for e in doc["tasks"]):
+        known = f"${doc['usd_cost']:.4f} known" if doc.get("usd_cost") is not None else "nothing known"
+        return f"cost unknown ({known}; the API reported no usage for some tasks)"
     if doc.get("usd_cost") is None:
         if doc.get("tokens"):
             return "unpriced"
