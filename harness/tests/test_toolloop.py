@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 from sb.catalog import load_tasks
-from sb.models.base import ModelAdapter, ModelOptions
+from sb.models.base import ModelAdapter, ModelOptions, ToolSession
 from sb.outcome import Status
 from sb.run import Sweep, run_draws
 from sb.toolloop import ModelTurn, ToolCall, drive_tool_loop
 
 
-class Scripted:
+class Scripted(ToolSession):
     def __init__(self, turns):
         self.turns = list(turns)
         self.seen = []
@@ -23,6 +23,7 @@ class Scripted:
 
 class ScriptAdapter(ModelAdapter):
     name = "script"
+    supports_tool_loops = True
 
     def __init__(self, turns):
         self.session = Scripted(turns)
@@ -119,7 +120,7 @@ def test_an_api_session_naming_another_model_ends_the_loop(tmp_path):
 
 
 def test_a_crashing_session_is_adapter_error_not_a_dead_sweep(tmp_path):
-    class Crashing:
+    class Crashing(ToolSession):
         def step(self, results):
             raise KeyError("choices")
 

@@ -191,7 +191,7 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
     inputs.writable_dir(results_dir, "--results")
     if keep is not None:
         inputs.writable_dir(keep, "--keep")
-    sandbox = _sandbox(isolation, trusted=getattr(adapter, "trusted", False))
+    sandbox = _sandbox(isolation, trusted=adapter.trusted)
     knobs = {"temperature": temperature, "max_tokens": max_tokens, "thinking_budget": thinking_budget,
              "effort": effort, "seed": seed, "timeout_s": timeout_s}
     options = ModelOptions(base_url=base_url, settings={k: v for k, v in knobs.items() if v is not None})

@@ -245,7 +245,7 @@ def _workdir(task: Task, sweep: Sweep, tmp: Path) -> Path:
 
 def _attempt(task: Task, sweep: Sweep, workdir: Path) -> Attempt:
     try:
-        if task.meta.kind == "tool_loop" and not getattr(sweep.adapter, "leaves_starter", False):
+        if task.meta.kind == "tool_loop" and not sweep.adapter.leaves_starter:
             return _tool_loop_attempt(task, sweep, workdir)
         return sweep.adapter.solve(sweep.model, task, workdir, sweep.options)
     except Exception as exc:  # an adapter bug is that task's adapter_error, not a dead sweep
@@ -255,7 +255,7 @@ def _attempt(task: Task, sweep: Sweep, workdir: Path) -> Attempt:
 def _tool_loop_attempt(task: Task, sweep: Sweep, workdir: Path) -> Attempt:
     """The harness drives the loop and writes the transcript itself: a model never gets to
     write the record it is graded on."""
-    if not hasattr(sweep.adapter, "tool_session"):
+    if not sweep.adapter.supports_tool_loops:
         return Attempt(status=Status.ADAPTER_ERROR, detail=f"adapter {sweep.adapter.name!r} cannot drive tool loops")
     from sb.toolloop import drive_tool_loop
     return drive_tool_loop(sweep.adapter, sweep.model, task, workdir, sweep.options)

@@ -87,7 +87,7 @@ def drive_tool_loop(adapter, model: str, task, workdir: Path, options) -> Attemp
     attempt, session = Attempt(), None
     try:
         session = adapter.tool_session(model, task, toolbox.TOOLS, options)
-        attempt.model_answered = getattr(session, "model_answered", None)
+        attempt.model_answered = session.model_answered
         _converse(session, model, toolbox, transcript, attempt)
     except SessionError as exc:
         _add_usage(attempt, exc.usage)
@@ -108,7 +108,7 @@ def _converse(session, model: str, toolbox, transcript: dict, attempt: Attempt) 
         turn = session.step(results)
         _add_usage(attempt, turn.usage)
         attempt.turn_costs.append({"model": turn.model, "tokens": turn.usage})
-        attempt.model_answered = turn.model or getattr(session, "model_answered", None) or attempt.model_answered
+        attempt.model_answered = turn.model or session.model_answered or attempt.model_answered
         problem = _model_problem(session, model, turn.model)
         if problem:  # another model's turn is not the record of the model asked: not transcribed
             raise SessionError(problem)
@@ -129,7 +129,7 @@ def _converse(session, model: str, toolbox, transcript: dict, attempt: Attempt) 
 def _model_problem(session, asked: str, answered: str | None) -> str:
     """No fallback: an API session (one with a provider) must name the model asked, or its
     dated snapshot, on every turn; other sessions are checked when they name one."""
-    if answered is None and not getattr(session, "provider", None):
+    if answered is None and not (session is not None and session.provider):
         return ""
     if same_model(asked, answered):
         return ""
@@ -147,8 +147,8 @@ def _end_in_error(attempt: Attempt, transcript: dict, detail: str, started: bool
 def _account(attempt: Attempt, adapter, session, model: str) -> None:
     """Transport retries of every turn, and the cost of the summed tokens at the dated price of
     the model that answered: the same derivation check_cost repeats from the results file."""
-    attempt.transport_retries = int(getattr(session, "transport_retries", 0) or 0)
-    provider = getattr(session, "provider", None) or getattr(adapter, "provider", None)
+    attempt.transport_retries = int(session.transport_retries or 0) if session is not None else 0
+    provider = (session.provider if session is not None else "") or adapter.provider
     if not (provider and attempt.usage):
         attempt.turn_costs = []
         return

@@ -47,10 +47,29 @@ class Attempt:
         return self.status is None
 
 
+class ToolSession(ABC):
+    """One tool-calling conversation an adapter holds for the harness: `sb.toolloop` calls
+    `step` with the results of the previous turn's calls and records every turn itself."""
+
+    provider: str = ""                  # the price table's key; '' for a scripted session (nothing billed)
+    model_answered: str | None = None   # as the API named it, once it has answered
+    transport_retries: int = 0          # every retry of every turn
+
+    @abstractmethod
+    def step(self, results: list):
+        """Send the previous calls' results (`[(call id, text), ...]`), return the ModelTurn."""
+
+
 class ModelAdapter(ABC):
+    """What the harness uses of a model adapter: every attribute and method is declared here."""
+
     name: ClassVar[str] = ""
     routes: ClassVar[str] = ""          # what names it claims, for `sb models`
     extra: ClassVar[str | None] = None  # the pip extra it needs, if any
+    provider: ClassVar[str] = ""        # the price table's key; '' when nothing is billed
+    trusted: ClassVar[bool] = False     # its output is the task's own code (the controls): may skip isolation
+    leaves_starter: ClassVar[bool] = False  # it writes nothing, tool_loop tasks included (the starter control)
+    supports_tool_loops: ClassVar[bool] = False  # `tool_session` works
 
     def claims(self, model: str) -> bool:
         return model == self.name
@@ -65,6 +84,10 @@ class ModelAdapter(ABC):
     @abstractmethod
     def solve(self, model: str, task, workdir: Path, options: ModelOptions) -> Attempt:
         """Leave the solution's files in `workdir` (which holds the starter files)."""
+
+    def tool_session(self, model: str, task, tools: list, options: ModelOptions) -> ToolSession:
+        """A conversation for a tool_loop task (only when `supports_tool_loops`)."""
+        raise SbError(f"the {self.name} adapter cannot drive tool loops")
 
 
 def registered_adapters(pm=None) -> dict:

@@ -14,6 +14,7 @@ from sb.models.base import Attempt, ModelAdapter, ModelOptions
 class ReferenceAdapter(ModelAdapter):
     name = "reference"
     trusted = True  # the task's own code: may be graded without isolation when bwrap cannot run
+    supports_tool_loops = True  # through the task's own scripted agent
     routes = "reference (the task's own solution: the control run)"
 
     def solve(self, model: str, task, workdir: Path, options: ModelOptions) -> Attempt:

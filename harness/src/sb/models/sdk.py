@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from sb.errors import SbError
-from sb.models.base import Attempt, ModelAdapter, ModelOptions
+from sb.models.base import Attempt, ModelAdapter, ModelOptions, ToolSession
 from sb.models.exchange import Reply, ReplyError, check_kind, conclude, settings_error
 from sb.outcome import Status
 from sb.toolloop import SessionError
@@ -142,7 +142,9 @@ class SdkAdapter(ModelAdapter):
     def ask(self, client, model: str, task, settings: dict) -> Reply:
         """Send the one request and reduce the response to a Reply."""
 
-    def tool_session(self, model: str, task, tools: list, options: ModelOptions) -> "ToolSession":
+    supports_tool_loops = True
+
+    def tool_session(self, model: str, task, tools: list, options: ModelOptions) -> "SdkToolSession":
         """A tool_loop conversation through the API's native tool interface (sb.toolloop drives it)."""
         sdk = require_sdk(self.sdk_module, self.extra)
         try:
@@ -150,14 +152,14 @@ class SdkAdapter(ModelAdapter):
             client = self.client(sdk, options, RequestCounter())
         except ReplyError as exc:
             raise SessionError(str(exc)) from None
-        return ToolSession(self, sdk, client, self.conversation(model, task, tools, options.settings), options)
+        return SdkToolSession(self, sdk, client, self.conversation(model, task, tools, options.settings), options)
 
     def conversation(self, model: str, task, tools: list, settings: dict):
         """The provider's history of one tool loop: `step(client, results) -> ModelTurn`."""
         raise NotImplementedError(f"the {self.name} adapter has no tool conversation")
 
 
-class ToolSession:
+class SdkToolSession(ToolSession):
     """One tool-loop conversation over an SDK: a request per turn, each turn's SDK retries
     counted into `transport_retries`, a transport failure turned into the loop's SessionError
     (whose message carries no key) so the loop ends as adapter_error with its usage so far."""

@@ -3,10 +3,11 @@ real loop, exactly as a model would be (list, look up each warehouse, convert, a
 
 import json
 
+from sb.models.base import ToolSession
 from sb.toolloop import ModelTurn, ToolCall
 
 
-class ScriptedAgent:
+class ScriptedAgent(ToolSession):
     model_answered = "reference"
 
     def __init__(self):
