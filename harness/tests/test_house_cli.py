@@ -90,3 +90,46 @@ def test_html_without_matplotlib_writes_every_page_and_says_what_is_missing(tmp_
     assert done.stderr.strip().endswith(f"pages were written to {out}")
     assert "pip install 'scratchbench[report]'" in done.stderr and done.stderr.count("\n") == 1
     assert (out / "index.html").is_file() and list((out / "models").glob("*.html"))
+
+
+def test_one_plugin_manager_per_command(fixture_env, tmp_path, monkeypatch):
+    """`sb run` builds exactly one PluginManager, however many parts it looks up."""
+    import os
+    import signal
+    import pluggy
+    from sb.cli import main
+    for key, value in fixture_env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.syspath_prepend(fixture_env["PYTHONPATH"])
+    monkeypatch.chdir(tmp_path)
+    built = []
+    original = pluggy.PluginManager.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(pluggy.PluginManager, "__init__", counting)
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(SystemExit) as done:
+            main(["run", "--model", "reference", "--tasks", "fixture_add"])
+    finally:
+        signal.signal(signal.SIGINT, handlers[0])
+        signal.signal(signal.SIGTERM, handlers[1])
+    assert done.value.code == 0
+    assert len(built) == 1
+
+
+PLUGIN_OBJECTS = ("adapter", "session", "sandbox", "reporter", "executor", "plugin", "impl.plugin")
+
+
+def test_no_attribute_probing_of_plugin_objects():
+    """Plugins declare what the harness uses on their base classes; nothing is probed."""
+    import re
+    source = Path(__file__).resolve().parent.parent / "src" / "sb"
+    probe = re.compile(r"\b(getattr|hasattr)\(\s*(self\.)?(sweep\.)?(" + "|".join(
+        re.escape(name) for name in PLUGIN_OBJECTS) + r")\b")
+    found = [f"{path.relative_to(source)}:{n}: {line.strip()}" for path in source.rglob("*.py")
+             for n, line in enumerate(path.read_text().splitlines(), 1) if probe.search(line)]
+    assert found == []

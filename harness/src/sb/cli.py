@@ -6,6 +6,7 @@ input, always as one line `sb: error: ...` and never a traceback.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -25,6 +26,13 @@ def cli():
     """scratchbench: can a model actually implement it? Hidden tests decide."""
 
 
+@functools.lru_cache(maxsize=1)
+def _pm():
+    """The command's one plugin manager: built on first use, shared by everything after."""
+    from sb.plugins import load_plugins
+    return load_plugins()
+
+
 def _emit_json(data) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
@@ -34,7 +42,7 @@ def _tasks(slugs=None, suite=None, tier="all", set_name=None) -> list:
     from sb.catalog import load_tasks, select_tasks
     from sb.report.terminal import print_warning
     broken: dict = {}
-    tasks = load_tasks(broken=broken)
+    tasks = load_tasks(_pm(), broken=broken)
     for name, reason in sorted(broken.items()):
         if not slugs or name not in slugs:
             print_warning(f"skipped a broken package: {reason}")
@@ -44,9 +52,10 @@ def _tasks(slugs=None, suite=None, tier="all", set_name=None) -> list:
 def _sandbox(name: str | None, trusted: bool):
     """The named sandbox; unnamed: bwrap, or for trusted code only, none when bwrap cannot run."""
     from sb.sandbox import available_sandboxes, choose_sandbox
-    if name is None and trusted and "bwrap" in (sbs := available_sandboxes()) and sbs["bwrap"].unavailable_reason():
+    if name is None and trusted and "bwrap" in (sbs := available_sandboxes(_pm())) and \
+            sbs["bwrap"].unavailable_reason():
         name = "none"
-    return choose_sandbox(name)
+    return choose_sandbox(name, _pm())
 
 
 @cli.command("list")
@@ -182,7 +191,7 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
     from sb.parallel import default_jobs
     from sb.run import Sweep, run_draws
     from sb import inputs
-    adapter, model_id = resolve_model(inputs.model_name(model))
+    adapter, model_id = resolve_model(inputs.model_name(model), _pm())
     slugs = inputs.task_selection(task_list)
     tasks = _tasks(slugs, suite=suite, tier=tier or "all", set_name=set_name)
     if not tasks:
@@ -210,7 +219,7 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
             terminal.print_run_table(doc)
             terminal.print_results_written(path)
     from sb.reporters import notify_reporters
-    for warning in notify_reporters(runs):
+    for warning in notify_reporters(runs, _pm()):
         terminal.print_warning(warning)
     harness_failed = any(e["status"] in ("collection_error", "harness_error") for doc, _ in runs for e in doc["tasks"])
     nothing = _nothing_measured([e for doc, _ in runs for e in doc["tasks"]])
@@ -429,8 +438,8 @@ def env_cmd(as_json):
 @click.option("--json", "as_json", is_flag=True)
 def models(as_json):
     """List every registered model adapter."""
-    from sb.plugins import collect, load_plugins
-    pm = load_plugins()
+    from sb.plugins import collect
+    pm = _pm()
     registry = collect(pm, "register_models", "model adapter", lambda a: a.name)
     rows = [{"name": n, "routes": a.routes, "extra": a.extra, "installed": a.installed(),
              "source": registry.sources[n]} for n, a in registry.items.items()]
@@ -448,6 +457,7 @@ def main(argv=None) -> None:
     from sb.report.terminal import guard_stdout
     interrupt.install()
     guard_stdout()
+    _pm.cache_clear()  # one manager per command, also when main() is called again in one process
     try:
         cli.main(args=argv, prog_name="sb", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -6,6 +6,20 @@ results file is already written and is never lost because a dashboard was down.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import ClassVar
+
+
+class Reporter(ABC):
+    """What the harness uses of a reporter (register it with the register_reporters hook)."""
+
+    name: ClassVar[str] = ""
+
+    @abstractmethod
+    def report(self, doc: dict, path: Path) -> None:
+        """Publish one finished draw (`doc`, already written to `path`); raise to warn."""
+
 
 def notify_reporters(runs: list, pm=None) -> list:
     """Call reporter.report(doc, path) for every (doc, path); return warnings, never raise."""
