@@ -51,3 +51,17 @@ def test_readme_task_table_is_in_sync_with_the_packages():
     tool = load_tool("task_table")
     readme = (REPO / "README.md").read_text()
     assert tool.replace_block(readme, tool.table()) == readme, "run: python tools/task_table.py --write"
+
+
+def test_every_built_in_plugin_has_a_doc_section(pm):
+    """docs/plugins.md has a section for every built-in adapter and sandbox."""
+    from sb.plugins import collect
+    text = (DOCS / "plugins.md").read_text()
+    adapters = collect(pm, "register_models", "adapter", lambda a: a.name)
+    sandboxes = collect(pm, "register_sandboxes", "sandbox", lambda s: s.name)
+    for name, source in adapters.sources.items():
+        if source == "scratchbench":
+            assert f"### Built-in adapter `{name}`" in text, name
+    for name, source in sandboxes.sources.items():
+        if source == "scratchbench":
+            assert f"### Built-in sandbox `{name}`" in text, name

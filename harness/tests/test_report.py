@@ -175,9 +175,9 @@ def test_cli_variance_output(draws):
     assert done.stdout.splitlines() == [
         "fake-b · set custom · 3 draw(s)",
         "task   tier    passed                              across draws",
-        "alpha  laptop  3/3                                 always      ",
-        "beta   laptop  0/3                                 never       ",
-        "gamma  laptop  0/3                                 never       ",
+        "alpha  laptop  3/3                                 always",
+        "beta   laptop  0/3                                 never",
+        "gamma  laptop  0/3                                 never",
         "delta  laptop  not measured (3 needs_accelerator)  not measured",
         "1 always · 2 never · 1 not measured",
         "laptop 33% (3/9) · draws 33%–33% · 95% CI 12%–65% · 3 not measured (3 needs_accelerator) · headline",

@@ -221,7 +221,8 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
     from sb.reporters import notify_reporters
     for warning in notify_reporters(runs, _pm()):
         terminal.print_warning(warning)
-    harness_failed = any(e["status"] in ("collection_error", "harness_error") for doc, _ in runs for e in doc["tasks"])
+    from sb.outcome import HARNESS_FAILURES
+    harness_failed = any(e["status"] in HARNESS_FAILURES for doc, _ in runs for e in doc["tasks"])
     nothing = _nothing_measured([e for doc, _ in runs for e in doc["tasks"]])
     if nothing:
         terminal.print_error(nothing)

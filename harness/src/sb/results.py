@@ -43,6 +43,13 @@ def _version_or_none(name: str):
         return None
 
 
+def rate_text(summary: dict | None) -> str:
+    """'80% (4/5)' or 'not measured (reason)': never 0% for no evidence (terminal and site)."""
+    if not summary or summary.get("rate") is None:
+        return f"not measured ({(summary or {}).get('reason') or 'no tasks'})"
+    return f"{summary['rate']:.0%} ({summary['passed']}/{summary['measured']})"
+
+
 def rate(entries: list) -> dict:
     """{rate, passed, measured, unmeasured, reason} over task entries; rate None if none measured."""
     measured = [e for e in entries if is_evidence(e["status"])]

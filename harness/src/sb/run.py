@@ -24,6 +24,7 @@ from sb import results
 from sb.errors import SbError
 from sb.grading import grade, precheck, write_files
 from sb.interrupt import temporary_directory
+from sb.names import safe_name
 from sb.models.base import Attempt, ModelOptions
 from sb.outcome import Outcome, Status
 from sb.task import Task, read_tree_from_path
@@ -104,7 +105,7 @@ def find_unfinished(sweep: Sweep) -> list:
 
 def run_sweep(sweep: Sweep, draw: int = 1, on_task=None, resume: bool = False) -> tuple[dict, Path]:
     """One draw: every task solved once and graded. Returns the document and its path."""
-    path = Path(sweep.results_dir) / f"{sweep.group_id}-{_safe(sweep.model)}-{sweep.key}-d{draw}.json"
+    path = Path(sweep.results_dir) / f"{sweep.group_id}-{safe_name(sweep.model, 60)}-{sweep.key}-d{draw}.json"
     doc = _resumed(path) if resume else None
     if doc is not None and doc.get("complete"):
         return doc, path
@@ -201,10 +202,6 @@ def _new_document(sweep: Sweep, draw: int) -> dict:
             "isolation": sweep.sandbox.name, "environment": results.environment(sweep.sandbox.name),
             "toolchain_fingerprint": results.environment(sweep.sandbox.name)["fingerprint"],
             "wall_clock_s": 0.0, "complete": False, "tasks": []}
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]
 
 
 def solve_and_grade(task: Task, runner: _Runner) -> tuple[Outcome, Attempt | None]:

@@ -15,11 +15,13 @@ from html import escape
 from pathlib import Path
 
 from sb.errors import MissingExtra
+from sb.names import safe_name
 from sb.report import charts
 from sb.report.draws import by_key, load_dir, tally_tasks
 from sb.report.failures import failure_shape
 from sb.report.leaderboard import cost_figures, leaderboard
 from sb.report.variance import tier_spread
+from sb.results import rate_text
 
 CSS = """
 body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
@@ -30,15 +32,7 @@ code{font-size:12px} img{max-width:100%;display:block;margin:8px 0} nav a{margin
 """
 
 
-def safe_name(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
 
-
-def rate_text(summary: dict) -> str:
-    """'80% (4/5)' or 'not measured (reason)': the site never prints 0% for no evidence."""
-    if summary["rate"] is None:
-        return f"not measured ({summary.get('reason') or 'no tasks'})"
-    return f"{summary['rate']:.0%} ({summary['passed']}/{summary['measured']})"
 
 
 def spread_text(summary: dict) -> str:

@@ -22,7 +22,8 @@ MANIFEST_NAME = "SET_MANIFESTS.yaml"
 
 def stable_name(doc: dict) -> str:
     """'<model>--<run id>.json': the same draw always lands on the same name."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{doc['model']}--{doc['run_id']}")
+    from sb.names import safe_name
+    safe = safe_name(f"{doc['model']}--{doc['run_id']}")
     return f"{safe}.json"
 
 

@@ -220,10 +220,10 @@ def _entry_result(entry: dict) -> str:
 
 def format_rate(summary: dict | None) -> str:
     """'100% (5/5)' or 'not measured (2 needs_accelerator)': never 0% for no evidence."""
-    if not summary or summary.get("rate") is None:
-        reason = (summary or {}).get("reason") or "no tasks"
-        return f"not measured ({reason})"
-    text = f"{summary['rate']:.0%} ({summary['passed']}/{summary['measured']})"
+    from sb.results import rate_text
+    text = rate_text(summary)
+    if summary is None or summary.get("rate") is None:
+        return text
     return text + (f" · {summary['unmeasured']} not measured ({summary['reason']})" if summary.get("unmeasured") else "")
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import re
 import time
 import uuid
 from pathlib import Path
@@ -69,7 +68,8 @@ def client_cost(per_level: list) -> dict:
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "model"
+    from sb.names import safe_name
+    return safe_name(name, empty="model")
 
 
 def results_path(results_dir: Path, doc: dict) -> Path:
