@@ -133,3 +133,22 @@ def test_no_attribute_probing_of_plugin_objects():
     found = [f"{path.relative_to(source)}:{n}: {line.strip()}" for path in source.rglob("*.py")
              for n, line in enumerate(path.read_text().splitlines(), 1) if probe.search(line)]
     assert found == []
+
+
+def test_sb_new_makes_a_package_that_validates_and_is_listed(tmp_path):
+    """The scaffold, made into a wheel-less install the way pip -e would: listed, valid, its mutant caught."""
+    done = sb("new", "clamp_demo", "--dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    site = tmp_path / "site"
+    site.mkdir()
+    fake_install(site, tmp_path / "clamp_demo" / "src" / "sb_task_clamp_demo", "clamp_demo")
+    env = sb_env(PYTHONPATH=str(site), SB_LOAD_PLUGINS="clamp_demo")
+    listed = json.loads(sb("list", "--json", env=env).stdout)
+    assert [r["slug"] for r in listed] == ["clamp_demo"]
+    validated = sb("validate", "clamp_demo", "--json", "--isolation", "none", env=env)
+    assert json.loads(validated.stdout)[0]["verdict"] == "ok", validated.stdout
+    mutants = sb("mutants", "clamp_demo", "--json", "--isolation", "none", env=env)
+    assert [m["actual"] for m in json.loads(mutants.stdout)] == ["caught"]
+    again = sb("new", "clamp_demo", "--dir", str(tmp_path))
+    assert again.returncode == 2 and "already exists" in again.stderr
+    assert sb("new", "Bad-Slug", "--dir", str(tmp_path)).returncode == 2

@@ -423,6 +423,19 @@ def publish(results_file, leaderboard_dir, as_json):
     print_published(data)
 
 
+@cli.command("new")
+@click.argument("slug")
+@click.option("--dir", "parent", type=click.Path(file_okay=False, path_type=Path), default=Path("tasks"),
+              show_default=True, help="where to create the package folder")
+def new_task(slug, parent):
+    """Create a task package SLUG that validates out of the box (docs/writing-a-task.md)."""
+    from sb.inputs import writable_dir
+    from sb.scaffold import create
+    writable_dir(parent, "--dir")
+    dest = create(slug, parent)
+    click.echo(f"created {dest}: pip install -e {dest} && sb validate {slug}")
+
+
 @cli.command("env")
 @click.option("--json", "as_json", is_flag=True)
 def env_cmd(as_json):
