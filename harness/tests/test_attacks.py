@@ -552,3 +552,16 @@ def test_markup_in_a_solutions_text_prints_literally(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "[/] [green]laptop 100% (1/1) PASS[/green] :thumbs_up:" in out
     assert "test_add.py::test_x[[/]]" in out
+
+
+def test_a_generator_handed_to_the_solution_can_be_listed(task_copy, bwrap_sandbox):
+    """list() asks a handle for its length first; a generator has none, and that must be
+    the TypeError Python expects, not an error that fails a correct solution."""
+    from sb.task import load_task_dir
+    folder = task_copy()
+    (folder / "hidden_tests" / "test_add.py").write_text(
+        "from adder import add\n\ndef test_add_takes_any_iterable():\n"
+        "    assert add((x for x in [1, 2]), [3]) == [1, 2, 3]\n")
+    (folder / "reference" / "adder.py").write_text("def add(a, b):\n    return list(a) + list(b)\n")
+    task = load_task_dir(folder, package="iterables")
+    assert grade(task, task.reference_files, bwrap_sandbox).status == Status.PASSED

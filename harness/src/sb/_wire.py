@@ -764,7 +764,9 @@ class Peer:
         if op == "method":
             if name not in ALLOWED_DUNDERS:
                 raise ProtocolError(f"method {name!r} is not allowed")
-            method = getattr(type(target), name)
+            method = getattr(type(target), name, None)
+            if method is None:  # what Python itself raises: len() of a generator is a TypeError
+                raise TypeError(f"{type(target).__name__!r} object does not support {name}")
             return method(target, *decode("args", []))
         if op == "isinstance":
             return isinstance(target, self.exported(doc.get("cls")))
