@@ -1,5 +1,6 @@
 """Hidden tests for the format task: one JSON object, the schema, and the stated rules."""
 import json
+import re
 
 import jsonschema
 
@@ -35,10 +36,35 @@ def test_regression_flag():
     assert record()["regression"] is True  # 3.1.4 worked
 
 
-def test_title_is_one_line_and_steps_are_not_blank():
-    value = record()
-    assert "\n" not in value["title"] and "\r" not in value["title"]
-    assert all(step.strip() for step in value["steps"])
+# Unicode's line terminators: LF, VT, FF, CR, NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR.
+LINE_BREAKS = re.compile("[\n\x0b\x0c\r\x85\u2028\u2029]")
+
+
+def test_title_is_one_line_and_not_blank():
+    title = record()["title"]
+    assert not LINE_BREAKS.search(title), f"the title has a line break: {title!r}"
+    assert title.strip(), "the title is blank"
+    assert 1 <= len(title) <= 80  # characters are code points (a JSON \\u escape is one)
+
+
+def test_steps_are_not_blank():
+    steps = record()["steps"]
+    assert isinstance(steps, list) and steps and all(isinstance(s, str) for s in steps)
+    assert all(step.strip() for step in steps), f"a blank step: {steps!r}"
+
+
+def test_steps_reproduce_in_order():
+    """The report's reproduction, in its order: the upload comes before the check of the
+    stored file (downloading it, comparing its size or checksum)."""
+    text = "\n".join(record()["steps"]).lower()
+    upload = text.find("upload")
+    check = min((i for i in (text.find(w, max(upload, 0)) for w in ("download", "compare", "checksum", "size"))
+                 if i >= 0), default=-1)
+    assert upload >= 0, "no step uploads a file"
+    assert check > upload, "no step after the upload checks the stored file"
+    first_check = min((i for i in (text.find(w) for w in ("download", "compare", "checksum")) if i >= 0),
+                      default=len(text))
+    assert upload < first_check, "the stored file is checked before anything is uploaded"
 
 
 def test_independent_stdlib_parse_agrees():
