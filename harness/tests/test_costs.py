@@ -81,3 +81,26 @@ def test_a_tool_loop_is_priced_turn_by_turn_at_each_answering_models_rate():
     entry_ = {"tokens": {"input": 2000, "output": 200}, "usd_cost": total, "turn_costs": turns}
     assert check_entry(doc, entry_, on)[0] is None
     assert "not the sum of its turns" in check_entry(doc, {**entry_, "usd_cost": single_rate}, on)[0]
+
+
+def test_the_endpoint_used_is_recorded_and_an_unofficial_one_is_refused_by_publish(tmp_path, monkeypatch):
+    import json
+    import pytest
+    from sb.errors import SbError
+    from sb.models.anthropic import AnthropicAdapter
+    from sb.models.base import ModelOptions
+    from sb.report.publish import publish
+    from test_report import entry, make_doc
+    adapter = AnthropicAdapter()
+    assert adapter.endpoint(ModelOptions()) == "https://api.anthropic.com"
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9999")
+    assert adapter.endpoint(ModelOptions()) == "http://127.0.0.1:9999"  # where the SDK will really go
+    path = make_doc(tmp_path / "results", "claude-x", "g1", 1, [entry("alpha", "passed")], adapter="anthropic")
+    doc = json.loads(path.read_text())
+    doc.update(endpoint="http://127.0.0.1:9999", official_endpoint="https://api.anthropic.com")
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SbError, match="not the provider's API"):
+        publish(path, tmp_path / "leaderboard")
+    assert publish(path, tmp_path / "leaderboard", allow_endpoint=True)["published"]
+    from sb.report.leaderboard import leaderboard
+    assert leaderboard(tmp_path / "leaderboard")[0]["endpoint"] == "http://127.0.0.1:9999"

@@ -410,13 +410,15 @@ def compare(model_a, model_b, results_dir, as_json):
 @click.argument("results_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--leaderboard", "leaderboard_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("leaderboard"), show_default=True)
+@click.option("--allow-endpoint", is_flag=True,
+              help="publish a run answered by another endpoint than the provider's API (shown on the leaderboard)")
 @click.option("--json", "as_json", is_flag=True)
-def publish(results_file, leaderboard_dir, as_json):
+def publish(results_file, leaderboard_dir, allow_endpoint, as_json):
     """Copy a finished results file into the leaderboard, refusing a cost that does not re-derive."""
     from sb.inputs import writable_dir
     from sb.report.publish import publish as publish_file
     writable_dir(leaderboard_dir, "--leaderboard")
-    data = publish_file(results_file, leaderboard_dir)
+    data = publish_file(results_file, leaderboard_dir, allow_endpoint)
     if as_json:
         return _emit_json(data)
     from sb.report.terminal import print_published

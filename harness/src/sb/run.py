@@ -199,6 +199,8 @@ def _new_document(sweep: Sweep, draw: int) -> dict:
             "harness_version": results.harness_version(), "task_set": sweep.task_set,
             "tasks_requested": [t.slug for t in sweep.tasks], "headline_tier": results.HEADLINE_TIER,
             "attempts": 1, "settings": dict(sweep.options.settings), "base_url": sweep.options.base_url,
+            "endpoint": sweep.adapter.endpoint(sweep.options),
+            "official_endpoint": sweep.adapter.official_endpoint(),
             "isolation": sweep.sandbox.name, "environment": results.environment(sweep.sandbox.name),
             "toolchain_fingerprint": results.environment(sweep.sandbox.name)["fingerprint"],
             "wall_clock_s": 0.0, "complete": False, "tasks": []}

@@ -27,6 +27,8 @@ class AnthropicAdapter(SdkAdapter):
     sdk_module = "anthropic"
     client_class = "Anthropic"
     provider = "anthropic"
+    base_url_env = "ANTHROPIC_BASE_URL"
+    official_url = "https://api.anthropic.com"
     api_key_env = "ANTHROPIC_API_KEY"
     supported_settings = BASE_SETTINGS + ("thinking_budget", "effort")
     default_stream = True

@@ -85,6 +85,14 @@ class ModelAdapter(ABC):
     def solve(self, model: str, task, workdir: Path, options: ModelOptions) -> Attempt:
         """Leave the solution's files in `workdir` (which holds the starter files)."""
 
+    def endpoint(self, options: ModelOptions) -> str | None:
+        """The server this adapter will actually talk to (None: no server, as for the controls)."""
+        return None
+
+    def official_endpoint(self) -> str | None:
+        """The provider's own API (None: every endpoint is the user's own, as for local servers)."""
+        return None
+
     def tool_session(self, model: str, task, tools: list, options: ModelOptions) -> ToolSession:
         """A conversation for a tool_loop task (only when `supports_tool_loops`)."""
         raise SbError(f"the {self.name} adapter cannot drive tool loops")

@@ -34,6 +34,8 @@ class OpenAIAdapter(SdkAdapter):
     sdk_module = "openai"
     client_class = "OpenAI"
     provider = "openai"
+    base_url_env = "OPENAI_BASE_URL"
+    official_url = "https://api.openai.com/v1"
     api_key_env = "OPENAI_API_KEY"
     supported_settings = BASE_SETTINGS + ("effort", "seed")
     max_tokens_param = "max_completion_tokens"
@@ -57,6 +59,7 @@ class OpenAICompatibleAdapter(OpenAIAdapter):
     name = "openai-compatible"
     routes = "openai-compatible:<model> with --base-url (vLLM, SGLang, llama.cpp, Ollama)"
     provider = "openai-compatible"  # nothing priced: a local model has no bill to re-derive
+    official_url = None             # always the user's own server
     api_key_env = "OPENAI_COMPATIBLE_API_KEY"
     max_tokens_param = "max_tokens"   # what every compatible server accepts
     response_format = "json_object"

@@ -138,6 +138,16 @@ class SdkAdapter(ModelAdapter):
     def base_url(self, options: ModelOptions) -> str | None:
         return options.base_url
 
+    base_url_env: ClassVar[str] = ""         # the SDK reads its base URL from this when none is given
+    official_url: ClassVar[str | None] = None
+
+    def endpoint(self, options: ModelOptions) -> str | None:
+        """After the environment: `--base-url`, else the SDK's base-URL variable, else the official API."""
+        return options.base_url or os.environ.get(self.base_url_env) or self.official_url
+
+    def official_endpoint(self) -> str | None:
+        return self.official_url
+
     @abstractmethod
     def ask(self, client, model: str, task, settings: dict) -> Reply:
         """Send the one request and reduce the response to a Reply."""

@@ -35,9 +35,13 @@ def cost_problems(doc: dict, where: str) -> list[str]:
     return problems
 
 
-def publish(path: Path, leaderboard: Path) -> dict:
+def publish(path: Path, leaderboard: Path, allow_endpoint: bool = False) -> dict:
     """Copy `path` into `leaderboard`; {published, path, manifest_updated}. SbError when refused."""
     doc = results.load(path)
+    official, used = doc.get("official_endpoint"), doc.get("endpoint")
+    if official and used and used.rstrip("/") != official.rstrip("/") and not allow_endpoint:
+        raise SbError(f"refused: {path} was answered by {used}, not the provider's API ({official}); "
+                      "pass --allow-endpoint to publish it (the leaderboard will show the endpoint)")
     if not doc.get("complete"):
         raise SbError(f"{path}: the draw did not finish (complete is false); resume it first")
     problems = cost_problems(doc, str(path))
