@@ -141,8 +141,9 @@ def test_two_resumes_of_one_sweep_cannot_both_run(fixture_env, tmp_path):
     doc = json.loads(path.read_text())
     doc["complete"], doc["tasks"] = False, []
     path.write_text(json.dumps(doc))
-    lock_file = tmp_path / "results" / ".locks" / f"{doc['group_id']}.lock"
-    with open(lock_file, "w") as held:
+    from sb.run import Sweep, lock_path
+    sweep = Sweep([], None, "m", None, results_dir=tmp_path / "results", group_id=doc["group_id"])
+    with open(lock_path(sweep), "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # another resume is running
         one_line_error(sb(*args, "--resume", env=fixture_env, cwd=tmp_path), 2, "another sb process")
     assert sb(*args, "--resume", env=fixture_env, cwd=tmp_path).returncode == 0

@@ -19,7 +19,10 @@ class Unavailable(SbError):
 
 
 class TaskError(SbError):
-    """A task package is malformed; the message names the package, file and field."""
+    """A task package is malformed; the message names the package, file and field. Exit 1:
+    the package cannot be used, which is not the user's typing."""
+
+    exit_code = 1
 
 
 class PluginError(SbError):

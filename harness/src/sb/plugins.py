@@ -60,6 +60,7 @@ def _register_entry_point(pm: pluggy.PluginManager, ep) -> None:
     pm.register(plugin, name=ep.name)
     pm._sb_sources = getattr(pm, "_sb_sources", {})
     pm._sb_sources[ep.name] = _dist_name(ep)
+    pm._sb_entry_points = getattr(pm, "_sb_entry_points", set()) | {ep.name}
 
 
 def broken_plugins(pm: pluggy.PluginManager) -> dict:

@@ -64,12 +64,20 @@ def run_draws(sweep: Sweep, on_task=None, resume: bool = False) -> list:
         return [run_sweep(sweep, draw, on_task, resume) for draw in range(1, sweep.draws + 1)]
 
 
+def lock_path(sweep: Sweep) -> Path:
+    """Outside the results folder (which holds only results files), keyed by that folder and
+    the group, so every sb process that could resume this sweep takes the same lock."""
+    from sb.expected import cache_dir
+    where = hashlib.sha256(str(Path(sweep.results_dir).resolve()).encode()).hexdigest()[:12]
+    folder = cache_dir() / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{where}-{sweep.group_id}.lock"
+
+
 @contextmanager
 def group_lock(sweep: Sweep):
     import fcntl
-    folder = Path(sweep.results_dir) / ".locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    handle = open(folder / f"{sweep.group_id}.lock", "w")
+    handle = open(lock_path(sweep), "w")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

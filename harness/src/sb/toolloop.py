@@ -91,6 +91,8 @@ def drive_tool_loop(adapter, model: str, task, workdir: Path, options) -> Attemp
         _converse(session, model, toolbox, transcript, attempt)
     except SessionError as exc:
         _add_usage(attempt, exc.usage)
+        if exc.usage:  # the rejected turn is paid for too, at the rate of whoever answered it
+            attempt.turn_costs.append({"model": exc.model, "tokens": exc.usage})
         attempt.model_answered = exc.model or attempt.model_answered
         mismatch = _model_problem(session, model, exc.model) if exc.model is not None else ""
         _end_in_error(attempt, transcript, mismatch or str(exc), started=session is not None)
