@@ -10,6 +10,8 @@ echo "== sb validate --tier all"
 sb validate --tier all --jobs "$jobs"
 echo "== sb mutants --tier all"
 sb mutants --tier all --jobs "$jobs"
+echo "== generated mutants (a fixed sample; the full run is python tools/validity.py)"
+sb mutants --generate refactor --jobs "$jobs"
 echo "== flake checks"
 bash tools/check_flake.sh
 echo "== costs, calibration and the committed chart re-derive"
