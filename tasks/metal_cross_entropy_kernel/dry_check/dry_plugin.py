@@ -51,7 +51,9 @@ def pytest_collection_modifyitems(items):
 
 def pytest_runtest_logreport(report):
     if report.failed:
-        _results[report.nodeid] = f"failed ({report.when}): " + report.longreprtext.strip().splitlines()[-1][:300]
+        crash = getattr(report.longrepr, "reprcrash", None)
+        message = crash.message if crash is not None else report.longreprtext.strip().splitlines()[-1]
+        _results[report.nodeid] = f"failed ({report.when}): " + " ".join(message.split())[:300]
     elif report.when == "call" and report.passed:
         _results.setdefault(report.nodeid, "passed")
 

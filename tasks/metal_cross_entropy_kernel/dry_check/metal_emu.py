@@ -7,7 +7,8 @@ returns a library whose kernels are called like torch's:
 `lib.name(*args, threads=N, group_size=G)`, with CPU tensors for buffers and Python ints
 for `constant long&` arguments. emu_core.h runs the dispatch deterministically (lane
 order EMU_ORDER: 0 forward, 1 reverse, 2 shuffled), so missing barriers become wrong
-answers and divergent barriers become errors.
+answers and divergent barriers become errors. Buffers are copied between guard regions,
+so a read just past one sees NaN and a write past one is an error.
 
 What it is not: a Metal compiler (MSL is C++14-based, but anything beyond this shim is
 rejected or means something else here), a GPU (no SIMD-group lockstep, no real
@@ -88,6 +89,7 @@ class Library:
                 raise RuntimeError(f"threadgroup size {group} out of 1..1024")
             bufs = (ctypes.c_void_p * len(args))()
             ints = (ctypes.c_long * max(1, len(args)))()
+            guarded = []
             k = 0
             for i, (kind, arg) in enumerate(zip(params, args)):
                 if kind == "long&":
@@ -96,14 +98,51 @@ class Library:
                 else:
                     if arg.device.type != "cpu" or not arg.is_contiguous():
                         raise RuntimeError(f"argument {i} must be a contiguous CPU tensor here")
-                    bufs[i] = arg.data_ptr()
+                    copy = _Guarded(arg, i)
+                    guarded.append((i, arg, copy))
+                    bufs[i] = copy.address
             err = ctypes.create_string_buffer(1000)
             order = int(os.environ.get("EMU_ORDER", "0"))
             rc = fn(bufs, ints, ctypes.c_long(threads // group), ctypes.c_long(group), ctypes.c_int(order), err,
                     ctypes.c_int(len(err)))
             if rc:
                 raise RuntimeError("emulated dispatch failed: " + err.value.decode())
+            for i, arg, copy in guarded:
+                copy.copy_back(arg)
+                if not copy.guards_intact():
+                    raise RuntimeError(f"emulated dispatch wrote outside buffer argument {i}")
         return dispatch
+
+
+class _Guarded:
+    """A copy of a tensor's bytes between two guard regions: reads just past a buffer see
+    a NaN whose payload names the buffer (float32 0x7FC000nn, nn = argument index + 1)
+    instead of crashing or reading neighbouring data, and writes past it are detected,
+    even of a NaN propagated from another buffer's guard."""
+
+    GUARD = 1 << 16
+
+    def __init__(self, tensor, index):
+        import numpy as np
+        data = tensor.view(-1).view(torch_uint8()).numpy() if tensor.numel() else np.zeros(0, np.uint8)
+        self.size = data.size
+        word = np.array([0x7FC00000 + index + 1], dtype=np.uint32).view(np.uint8)
+        self.pattern = np.tile(word, self.GUARD // 4)
+        self.raw = np.concatenate([self.pattern, data, self.pattern])
+        self.address = self.raw.ctypes.data + self.GUARD
+
+    def copy_back(self, tensor):
+        if self.size:
+            tensor.view(-1).view(torch_uint8()).numpy()[:] = self.raw[self.GUARD:self.GUARD + self.size]
+
+    def guards_intact(self):
+        return bool((self.raw[:self.GUARD] == self.pattern).all()
+                    and (self.raw[self.GUARD + self.size:] == self.pattern).all())
+
+
+def torch_uint8():
+    import torch
+    return torch.uint8
 
 
 def _count(value):

@@ -44,6 +44,22 @@ def _live_hidden_sized(n, h):
     return found
 
 
+def _custom_function_in_graph(node, depth=6):
+    """Whether a node of a user-defined torch.autograd.Function lies within `depth` steps of y."""
+    frontier, seen = [node], set()
+    for _ in range(depth):
+        following = []
+        for n in frontier:
+            if n is None or id(n) in seen:
+                continue
+            seen.add(id(n))
+            if isinstance(n, torch.autograd.function.BackwardCFunction):
+                return True
+            following += [f for f, _ in n.next_functions]
+        frontier = following
+    return False
+
+
 def run(tensors, p, state, upstream, requires=(True,) * 5, activation=None, record=False, draws_between=0,
         how="backward", hidden=None):
     """Forward, optional draws by the caller, backward; every observation along the way."""
@@ -68,7 +84,7 @@ def run(tensors, p, state, upstream, requires=(True,) * 5, activation=None, reco
     report = {
         "y": y.detach().clone(), "dtype": str(y.dtype), "requires_grad": y.requires_grad,
         "grad_fn_type": None if grad_fn is None else type(grad_fn).__name__,
-        "grad_fn_is_custom_function": isinstance(grad_fn, torch.autograd.function.BackwardCFunction),
+        "custom_function_in_graph": _custom_function_in_graph(grad_fn),
         "saved_shapes": list(saved),
         "state_after_forward": after_forward,
         "calls_after_forward": None if recorder is None else len(recorder.calls),

@@ -74,6 +74,19 @@ def test_forward_matches_float64_numpy(p):
     np.testing.assert_allclose(seen["y"].numpy(), numpy_forward(*tensors, keep, p), rtol=0, atol=TOL)
 
 
+def test_a_draw_exactly_equal_to_p_is_kept():
+    # keep = rand >= p: choose p equal to one of the float32 draws the mask will use, so
+    # that element separates >= from >. (The draws are exact float32 values, and p as a
+    # Python float holds that value exactly.)
+    g = generator_at(27)
+    draws = torch.rand((N, H), generator=clone_generator(g), dtype=torch.float32)
+    p = float(draws.flatten().sort().values[N * H // 2])
+    keep = draws >= p
+    seen = ckpt().run(make_params(28), p, g.get_state(), _upstream(99))
+    np.testing.assert_allclose(seen["y"].numpy(), numpy_forward(*make_params(28), keep, p), rtol=0, atol=TOL)
+    _assert_grads(seen["grads"], _plain_grads(make_params(28), keep, p, _upstream(99)))
+
+
 def test_activation_argument_is_used_in_forward_and_recompute():
     p = 0.4
     seen, tensors, g = _run(20, p, 21, activation="sin")
@@ -100,7 +113,7 @@ def test_invalid_dropout_probability_raises_before_drawing(p):
 def test_output_comes_from_a_custom_autograd_function():
     seen, _, _ = _run(23, 0.5, 24)
     assert seen["requires_grad"]
-    assert seen["grad_fn_is_custom_function"], f"y.grad_fn is a {seen['grad_fn_type']}"
+    assert seen["custom_function_in_graph"], f"no torch.autograd.Function of its own behind y ({seen['grad_fn_type']})"
 
 
 # ---------------------------------------------------------------- gradients

@@ -8,7 +8,7 @@ import random
 WORDS = [
     "the", "then", "there", "token", "tokens", "banana", "bandana", "aaaa", "abab",
     "naïve", "café", "Straße", "über", "日本語", "日本", "語彙", "🙂", "🙂🙂", "e\u0301",
-    "Ωμέγα", "\t", "\n", "  ", "x=1;", "x==1", "ab", "ba",
+    "Ωμέγα", "\t", "\n", "  ", "x=1;", "x==1", "ab", "ba", "\r\n", "\u00a0", "\u2028", "a\u3000b",
 ]
 
 

@@ -3,10 +3,14 @@
 Hand-worked cases each isolate one rule of the encoding; the randomised cases compare
 against _bpe_oracle, a separate plain implementation of the rule written for the tests.
 """
+import ast
+import sys
+
 import pytest
 
 from _bpe_oracle import CORPUS, TRAINED, oracle_encode, random_text, shuffled
 from bpe import decode, decode_bytes, encode
+from sb.judge import probe, solution_source
 
 
 def ids_to_tokens(ids, merges):
@@ -19,6 +23,32 @@ def ids_to_tokens(ids, merges):
 def test_no_merges_gives_the_utf8_bytes():
     text = "aé€🙂"
     assert encode(text, []) == list(text.encode("utf-8"))
+
+
+def test_results_are_a_list_of_python_ints_bytes_and_str():
+    ids = encode("ab ab", [(b"a", b"b")])
+    assert type(ids) is list and ids == [256, 32, 256]
+    assert all(type(i) is int for i in ids), [type(i).__name__ for i in ids]
+    assert type(decode_bytes(ids, [(b"a", b"b")])) is bytes
+    assert type(decode(ids, [(b"a", b"b")])) is str
+
+
+def test_single_byte_text():
+    assert encode("a", TRAINED) == [97]
+    assert encode("\x00", [(b"\x00", b"\x00")]) == [0]
+    assert decode([0], []) == "\x00"
+
+
+def test_uses_the_standard_library_only():
+    assert encode("ab", [(b"a", b"b")]) == [256]
+    # Read, never run: every module the solution imports is part of the standard library.
+    tree = ast.parse(solution_source("bpe.py"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
+    outside = sorted(name for name in imported if name not in sys.stdlib_module_names)
+    assert not outside, f"bpe.py imports modules outside the standard library: {outside}"
 
 
 def test_empty_text_encodes_to_an_empty_list():
@@ -37,6 +67,19 @@ def test_merge_across_a_character_boundary():
     ids = encode("éé", merges)
     assert ids == [0xC3, 256, 0xA9]
     assert decode(ids, merges) == "éé"
+
+
+def test_no_pre_splitting_on_any_kind_of_whitespace():
+    # Separators beyond ASCII space and \n: tab, CR LF, no-break space (c2 a0), line
+    # separator U+2028 (e2 80 a8), ideographic space U+3000 (e3 80 80). Each merge joins a
+    # separator's bytes with a neighbour's, which only works on the unsplit byte sequence.
+    text = "a\tb\r\nc\u00a0d\u2028e\u3000f"
+    merges = [(b"a", b"\t"), (b"\r", b"\n"), (b"b", b"\r\n"), (b"\xa0", b"d"), (b"c", b"\xc2"),
+              (b"\xa8", b"e"), (b"\x80", b"f")]
+    tokens = ids_to_tokens(encode(text, merges), merges)
+    assert tokens == [b"a\t", b"b\r\n", b"c\xc2", b"\xa0d", b"\xe2", b"\x80", b"\xa8e", b"\xe3", b"\x80",
+                      b"\x80f"]
+    assert decode(encode(text, merges), merges) == text
 
 
 def test_no_pre_splitting_on_whitespace_or_punctuation():
@@ -68,6 +111,14 @@ def test_lowest_rank_is_the_first_in_the_list():
     assert ids_to_tokens(encode("abc", merges), merges) == [b"ab", b"c"]
     merges = [(b"b", b"c"), (b"a", b"b")]
     assert ids_to_tokens(encode("abc", merges), merges) == [b"a", b"bc"]
+
+
+def test_only_listed_pairs_merge_not_pairs_that_spell_a_token():
+    # After "bc" (rank 0) the sequence is [a, bc]. Its bytes spell "abc", which merge 2
+    # defines, but as the pair ("ab", "c"): the adjacent pair ("a", "bc") is not a merge.
+    merges = [(b"b", b"c"), (b"a", b"b"), (b"ab", b"c")]
+    assert ids_to_tokens(encode("abc", merges), merges) == [b"a", b"bc"]
+    assert encode("abc", merges) == [97, 256]
 
 
 def test_rescan_finds_pairs_created_by_a_merge():
@@ -166,6 +217,14 @@ def test_decode_replaces_invalid_utf8():
     assert decode_bytes([ord("a"), 0xFF, ord("b")], []) == b"a\xffb"
 
 
+def test_decode_bounds_without_merges():
+    assert decode_bytes([255, 0], []) == b"\xff\x00"
+    with pytest.raises(ValueError):
+        decode_bytes([256], [])
+    with pytest.raises(ValueError):
+        decode([0, 256], [])
+
+
 @pytest.mark.parametrize("bad_id", [-1, 258, 1000])
 def test_decode_rejects_unknown_ids(bad_id):
     merges = [(b"a", b"b"), (b"ab", b"c")]
@@ -175,8 +234,12 @@ def test_decode_rejects_unknown_ids(bad_id):
         decode([bad_id], merges)
 
 
-def test_encode_does_not_modify_the_merge_list():
+def test_no_function_modifies_the_merge_list():
+    # Arguments reach the solution as copies, so this is observed in its process.
     merges = shuffled(TRAINED, 5)
-    before = list(merges)
-    encode(random_text(5, 20), merges)
-    assert merges == before
+    text = random_text(5, 20)
+    ids = oracle_encode(text, merges)
+    seen = probe("_probe_bpe.py").merges_after_each_call(merges, text, ids)
+    for name in ("encode", "decode_bytes", "decode"):
+        assert seen[name]["after"] == merges, f"{name} modified the merge list"
+        assert seen[name]["same_objects"], f"{name} replaced entries of the merge list"

@@ -24,6 +24,7 @@ from counters import Counters
 P = probe("_probe_counters.py")
 
 N_THREADS = 50
+OPS = 6  # per thread: 300 operations a test, each racing on nearly every step
 KEYS = ["a", "b", "c"]
 
 
@@ -117,7 +118,7 @@ def _add_plan(seed, n_threads, ops):
 
 
 def test_concurrent_adds_are_exact():
-    plans = _add_plan(0, N_THREADS, 10)
+    plans = _add_plan(0, N_THREADS, OPS)
     seen = run(plans, seed=1)
     expected = Tally()
     for ops in plans:  # the independent answer: a plain sum
@@ -129,20 +130,20 @@ def test_concurrent_adds_are_exact():
 def test_add_returns_each_value_exactly_once():
     """add(key, 1) as a ticket dispenser: every number handed out once, and each add
     returns the value right after its own addition."""
-    plans = [[("add", "ticket", 1)] * 10 for _ in range(N_THREADS)]
+    plans = [[("add", "ticket", 1)] * OPS for _ in range(N_THREADS)]
     seen = run(plans, seed=2)
     tickets = [t for per in seen["results"] for t in per]
-    assert sorted(tickets) == list(range(1, N_THREADS * 10 + 1))
+    assert sorted(tickets) == list(range(1, N_THREADS * OPS + 1))
     for per in seen["results"]:  # one thread's tickets only grow
         assert per == sorted(per)
 
 
 def test_take_loses_no_increment():
-    plans = [[("add", "events", 1)] * 10 for _ in range(40)] + [[("take", "events")] * 10 for _ in range(10)]
+    plans = [[("add", "events", 1)] * OPS for _ in range(40)] + [[("take", "events")] * OPS for _ in range(10)]
     seen = run(plans, initial={"events": 5}, seed=3)
     taken = [t for per in seen["results"][40:] for t in per]
     assert all(t >= 0 for t in taken)
-    assert sum(taken) + seen["store"]["events"] == 5 + 40 * 10
+    assert sum(taken) + seen["store"]["events"] == 5 + 40 * OPS
 
 
 def _move_ops(rng, keys, n):
@@ -154,11 +155,11 @@ def test_move_is_atomic_to_snapshots():
     keys = KEYS + ["d"]
     initial = {"a": 1000, "b": 1000, "c": 1000, "d": 1000}
     rng = random.Random(4)
-    movers = [_move_ops(rng, keys, 10) for _ in range(40)]
-    watchers = [[("snapshot", rng.sample(keys, 4)) for _ in range(10)] for _ in range(10)]
+    movers = [_move_ops(rng, keys, OPS) for _ in range(40)]
+    watchers = [[("snapshot", rng.sample(keys, 4)) for _ in range(OPS)] for _ in range(10)]
     seen = run(movers + watchers, initial=initial, seed=4)
     snapshots = [s for per in seen["results"][40:] for s in per]
-    assert len(snapshots) == 100
+    assert len(snapshots) == 10 * OPS
     for snap, (_, keys_asked) in zip(snapshots, [op for w in watchers for op in w]):
         assert sorted(snap) == sorted(keys_asked)
     totals = Tally(sum(s.values()) for s in snapshots)
@@ -177,10 +178,10 @@ def test_opposite_moves_and_unsorted_snapshots_never_deadlock():
     plans = []
     for i in range(N_THREADS):
         if i % 5 == 4:
-            plans.append([("snapshot", rng.sample(KEYS, 3)) for _ in range(6)])
+            plans.append([("snapshot", rng.sample(KEYS, 3)) for _ in range(OPS)])
         else:
             src, dst = [("a", "b"), ("b", "a"), ("b", "c"), ("c", "a")][i % 4]
-            plans.append([("move", src, dst, 1)] * 6)
+            plans.append([("move", src, dst, 1)] * OPS)
     seen = run(plans, initial={"a": 0, "b": 0, "c": 0}, seed=5)
     expected = Tally()
     for ops in plans:
@@ -203,7 +204,7 @@ def test_mixed_operations_account_for_every_unit():
     plans = []
     for _ in range(N_THREADS):
         ops = []
-        for _ in range(8):
+        for _ in range(OPS):
             kind = rng.choice(["add", "move", "take", "get", "snapshot"])
             src, dst = rng.sample(KEYS, 2)
             amount = rng.randrange(1, 9)

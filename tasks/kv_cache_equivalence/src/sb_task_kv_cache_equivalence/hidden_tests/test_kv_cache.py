@@ -327,7 +327,7 @@ def test_one_cache_feeds_two_continuations():
 def test_incoming_cache_dict_and_tensors_are_not_modified():
     layer, weights = make_layer(16)
     x = make_input(17, length=8)
-    seen = kv().branch(layer, x[:, :5], x[:, 5:8], x[:, 5:6], x[:, 0:0 + 1])
+    seen = kv().branch(layer, x[:, :5], x[:, 5:8], x[:, 5:6], x[:, 7:8])
     _, prefix_k, prefix_v = naive(weights, x[:, :5])
     given = seen["prefix_cache"]
     assert seen["new_is_given"] == [False, False, False], "the given cache dict was returned as the new one"

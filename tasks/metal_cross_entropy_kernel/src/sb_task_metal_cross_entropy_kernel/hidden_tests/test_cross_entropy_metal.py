@@ -118,7 +118,7 @@ def test_target_at_the_row_maximum_and_far_below_it():
     np.testing.assert_allclose(got, cross_entropy_float64(logits, targets), **TOL)
 
 
-@pytest.mark.parametrize("threadgroup_size,n_rows,n_cols", [(200, 5, 250), (3, 4, 1000), (1024, 3, 10)])
+@pytest.mark.parametrize("threadgroup_size,n_rows,n_cols", [(200, 5, 250), (3, 4, 1000), (1024, 3, 10), (1, 2, 33)])
 def test_wrapper_dispatches_at_the_given_threadgroup_size(threadgroup_size, n_rows, n_cols):
     logits, targets = make_problem(n_rows, n_cols, seed=13 + threadgroup_size)
     seen = METAL.wrapper(logits, targets, threadgroup_size)

@@ -37,10 +37,6 @@ def assert_matches(actual, expected):
     np.testing.assert_allclose(lse, exp_lse, **TOL)
 
 
-def copy_state(state):
-    return tuple(np.array(part, copy=True) for part in state)
-
-
 BLOCKS = [(1, 1), (4, 3), (5, 16), (64, 64), (7, 100)]
 
 

@@ -391,3 +391,16 @@ def test_no_function_modifies_its_arguments_or_returns_a_view_of_them(axis):
         for arg, after in args_after.items():
             np.testing.assert_array_equal(after, originals[arg], err_msg=f"{name} modified its argument {arg}")
         assert not shares, f"{name} returned an array sharing memory with its arguments"
+
+
+def test_the_stated_signatures_accept_every_argument_by_name():
+    x = _data(38, (3, 4))
+    scale, zero_point = choose_qparams(x=x, num_bits=8, symmetric=False, signed=True, axis=1)
+    q = quantize(x=x, scale=scale, zero_point=zero_point, num_bits=8, signed=True, axis=1)
+    out = dequantize(q=q, scale=scale, zero_point=zero_point, axis=1)
+    fake = fake_quantize(x=x, num_bits=8, symmetric=False, signed=True, axis=1)
+    assert quant_range(num_bits=8, signed=False) == (0, 255)
+    expected, _ = _scalar.fake_quantize(x, 8, False, True, 1)
+    # stated float64 operations per element, as in test_fake_quantize_matches_scalar_model
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fake, expected, rtol=1e-12, atol=1e-12)

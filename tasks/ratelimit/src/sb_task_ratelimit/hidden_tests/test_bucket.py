@@ -1,14 +1,31 @@
+"""A token bucket on an injected clock, graded in the judge.
+
+Single-thread behaviour runs through the proxy with clocks that stay here (every
+reading the solution takes is recorded here). Threads run next to the solution
+through _probe_bucket, which returns grant counts; the judge compares them with the
+capacity.
+
+Near certain for a wrong answer: the probe's clock sleeps in every reading, and its
+tracer sleeps at every line of the solution and at a seeded tenth of its bytecodes,
+so an unguarded check-then-take, refill or get-or-create is entered by other threads
+on practically every round (see the probe's docstring); each test runs several
+rounds of 50 threads. Measured on the hand mutants: every one fails every run.
+False-failure probability for a right answer: 0. A correct bucket grants exactly its
+capacity per round under every interleaving, no assertion depends on timing, and
+the only time bound is the probe's deadlock detector (10 s without one completed
+request, where a correct run completes one every few milliseconds).
+"""
 import random
-import sys
-import threading
-import time
 from fractions import Fraction
 
 import pytest
 
+from sb.judge import probe
 from bucket import RateLimiter, TokenBucket
 
-from _clock import FakeClock
+from _clock import FakeClock, MovingClock
+
+P = probe("_probe_bucket.py")
 
 # Times and rates below are chosen exactly representable in binary floating point
 # (multiples of 1/64, rates 2, 4, 0.5), so refill arithmetic is exact and equality
@@ -138,7 +155,6 @@ def _exact_model(capacity, rate, start, requests):
 def test_random_traffic_matches_exact_model(seed):
     rng = random.Random(seed)
     capacity, rate = rng.choice([(5, 1.5), (10, 3.3), (3, 0.7)])
-    clock = FakeClock(start=50.0)
     requests, t = [], 50.0
     for _ in range(400):
         t += rng.expovariate(rate * 1.5)  # demand 1.5x the rate: the limit binds
@@ -147,76 +163,141 @@ def test_random_traffic_matches_exact_model(seed):
     # Float and exact arithmetic differ by far less than 1e-6 over these sums, so a
     # margin above that means no decision depends on rounding.
     assert margin > 1e-6
-    bucket = TokenBucket(capacity=capacity, rate=rate, clock=clock)
-    got = []
-    for t, n in requests:
-        clock.now = t
-        got.append(bucket.try_acquire(n))
+    got = P.replay(capacity, rate, 50.0, requests)
     assert got == want
     assert 0 < sum(want) < len(want)
 
 
-# Thread safety of one bucket. CPython switches threads only at certain
-# instructions (calls, loop jumps), so how often an unguarded bucket is caught here
-# depends on where its code happens to call something: this test catches many such
-# buckets but cannot promise to catch all of them. It lowers the switch interval to
-# 1 microsecond, ticks the clock on every call so that every request runs the refill
-# arithmetic, and races 50 threads for the same tokens over 20 rounds. A correct
-# bucket grants exactly `capacity` per round however the threads interleave. The
-# ticks add 1e-9 s x 1e-3 tokens/s per call, about 1e-9 tokens a round: never a token.
-# The deterministic thread-safety check is the keyed limiter test below.
-@pytest.fixture
-def fast_switching():
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(before)
+def test_balance_and_wait_time_are_floats():
+    clock = FakeClock()
+    bucket = TokenBucket(capacity=5, rate=1, clock=clock)
+    values = [bucket.available(), bucket.wait_time()]
+    bucket.try_acquire(5)
+    values += [bucket.available(), bucket.wait_time(2)]
+    assert [type(v) for v in values] == [float] * 4, values
+    assert values == [5.0, 0.0, 0.0, 2.0]
 
 
-class TickingClock(FakeClock):
-    def __init__(self, start=1000.0, tick=1e-9):
-        super().__init__(start)
-        self._tick = tick
-        self._lock = threading.Lock()
-
-    def __call__(self):
-        with self._lock:
-            self.now += self._tick
-            return self.now
-
-
-def _race(bucket, n_threads, attempts):
-    barrier = threading.Barrier(n_threads)
-    grants, errors = [], []
-
-    def worker():
-        try:
-            barrier.wait()
-            mine = 0
-            for _ in range(attempts):
-                if bucket.try_acquire():
-                    mine += 1
-            grants.append(mine)
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker) for _ in range(n_threads)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert not errors, repr(errors[0])
-    return sum(grants)
+def test_fractional_requests():
+    clock = FakeClock()
+    bucket = TokenBucket(capacity=2, rate=0.5, clock=clock)
+    assert bucket.try_acquire(1.5) is True
+    assert bucket.try_acquire(0.75) is False
+    assert bucket.available() == 0.5
+    assert bucket.wait_time(0.75) == 0.5
+    assert bucket.try_acquire(0.5) is True
+    assert bucket.wait_time(2) == 4.0
+    clock.advance(4.0)
+    assert bucket.try_acquire(2) is True
 
 
-def test_threads_never_overdraw(fast_switching):
+def test_small_capacities_work():
+    """Any positive capacity is a bucket: one token, or half of one."""
+    clock = FakeClock()
+    one = TokenBucket(capacity=1, rate=4, clock=clock)
+    half = TokenBucket(capacity=0.5, rate=1, clock=clock)
+    assert one.try_acquire() is True and one.try_acquire() is False
+    assert half.try_acquire(0.5) is True and half.try_acquire(0.25) is False
+    with pytest.raises(ValueError):
+        half.try_acquire(1)
+    clock.advance(0.25)
+    assert one.try_acquire() is True
+    assert half.available() == 0.25
+
+
+def test_wait_time_is_zero_whenever_the_balance_covers_the_request():
+    clock = FakeClock(start=100.0)
+    bucket = TokenBucket(capacity=4, rate=2, clock=clock)
+    assert bucket.try_acquire(3.5) is True
+    assert bucket.wait_time(0.25) == 0.0, "a balance of 0.5 covers 0.25 now: never a negative wait"
+    assert bucket.wait_time(0.5) == 0.0
+    clock.now = 90.0  # behind the latest time seen, but the balance already suffices
+    assert bucket.wait_time(0.5) == 0.0
+    assert bucket.wait_time(1) == 10.25
+
+
+def test_invalid_requests_raise_and_take_nothing():
+    clock = FakeClock()
+    bucket = TokenBucket(capacity=4, rate=2, clock=clock)
+    assert bucket.try_acquire(1) is True
+    for bad in (-1, -0.5, 0, 0.0, 4.000001, 1e9):
+        with pytest.raises(ValueError):
+            bucket.try_acquire(bad)
+        with pytest.raises(ValueError):
+            bucket.wait_time(bad)
+    assert bucket.available() == 3
+    assert bucket.try_acquire(3) is True
+    clock.advance(2.0)
+    assert bucket.try_acquire(4) is True, "a request for exactly the capacity is valid"
+
+
+def test_wait_time_after_the_clock_stepped_back():
+    """Behind the latest time seen, refilling waits for the clock to catch up first."""
+    clock = FakeClock(start=100.0)
+    bucket = TokenBucket(capacity=4, rate=2, clock=clock)
+    drain(bucket)
+    clock.now = 90.0
+    assert bucket.wait_time(1) == 10.5
+    clock.now = 99.5
+    assert bucket.wait_time(1) == 1.0
+    clock.now = 100.25
+    assert bucket.wait_time(1) == 0.25
+    clock.now = 100.5
+    assert bucket.wait_time(1) == 0.0 and bucket.try_acquire(1) is True
+
+
+def test_a_clock_that_moves_while_it_is_read_loses_no_time():
+    """Each reading takes 1/8 s. Every moment after the bucket was drained must be
+    refilled exactly once: the balance is rate * (r - t0) - granted for the reading r
+    the bucket's last refill used (one of those taken during the final available())."""
+    clock = MovingClock(start=200.0, tick=0.125)
+    rate = 2
+    bucket = TokenBucket(capacity=50, rate=rate, clock=clock)
+    assert drain(bucket) == 50
+    t0 = clock.now
+    clock.moving = True
+    granted = 0
+    for i in range(40):
+        granted += bucket.try_acquire(1 if i % 3 else 2) * (1 if i % 3 else 2)
+    mark = clock.mark()
+    balance = bucket.available()
+    last_readings = clock.readings_since(mark)
+    assert last_readings, "available() must read the clock"
+    # Multiples of 1/8 s times rate 2, minus whole tokens: all exact in binary.
+    candidates = [rate * (r - t0) - granted for r in last_readings]
+    assert balance in candidates, (balance, candidates)
+    assert 0 < granted < 40, "the test must both grant and refuse while the clock moves"
+
+
+def _check_race(seen):
+    assert seen["failures"] == [], seen["failures"]
+    assert seen["stuck"] == 0, "threads made no progress for 10 s: deadlocked"
+    assert seen["time_module_calls"] == {}, seen["time_module_calls"]
+    assert seen["yields"] > 0, "the tracer saw none of the solution's code run"
+
+
+def test_threads_never_overdraw():
+    """Each round 50 threads race for 100 tokens, 3 attempts each; then a full refill.
+    Measured on the unguarded mutants: 110 to 150 grants in every round."""
     capacity, rate = 100, 1e-3
-    clock = TickingClock()
-    bucket = TokenBucket(capacity=capacity, rate=rate, clock=clock)
-    for round_ in range(20):
-        granted = _race(bucket, n_threads=50, attempts=4)
-        assert granted == capacity, f"round {round_}: {granted} grants from {capacity} tokens"
-        clock.advance(capacity / rate)  # refills the bucket completely
+    seen = P.race_bucket(capacity, rate, 50, 3, 0, 0, 2, 1)
+    _check_race(seen)
+    # The clock ticks 1e-9 s per reading: at 1e-3 tokens/s that refills about 1e-9
+    # tokens a round, never a whole token, so each round grants exactly the capacity.
+    assert seen["grants"] == [capacity] * 2, seen["grants"]
+
+
+def test_reading_the_balance_never_undoes_a_take():
+    """10 threads take (80 attempts for 40 tokens) while 30 threads read available().
+    A read that refills without the lock writes back a balance from before a take.
+    Measured on that mutant: 2 to 4 extra grants in every round."""
+    capacity, rate = 40, 1e-3
+    seen = P.race_bucket(capacity, rate, 10, 8, 30, 4, 3, 2)
+    _check_race(seen)
+    assert seen["grants"] == [capacity] * 3, seen["grants"]
+    for round_balances in seen["balances"]:
+        assert len(round_balances) == 120
+        assert all(isinstance(b, float) and 0 <= b <= capacity for b in round_balances), round_balances
 
 
 def test_limiter_keys_are_independent():
@@ -230,42 +311,39 @@ def test_limiter_keys_are_independent():
     assert limiter.try_acquire("carol", 2) is True
 
 
-class SlowClock(FakeClock):
-    """A clock whose reading takes a moment, as a system call may.
+def test_limiter_creates_each_bucket_full_at_its_first_request():
+    """A key first seen long after the limiter was made gets exactly a full bucket,
+    and a refill that starts at its own first request."""
+    clock = FakeClock(start=0.0)
+    limiter = RateLimiter(capacity=3, rate=0.5, clock=clock)
+    assert limiter.try_acquire("early") is True
+    clock.advance(500.0)
+    assert [limiter.try_acquire("late") for _ in range(4)] == [True, True, True, False]
+    clock.advance(1.5)
+    assert limiter.try_acquire("late") is False
+    clock.advance(0.5)
+    assert limiter.try_acquire("late") is True
+    assert limiter.try_acquire("late", 0.5) is False
 
-    This is the deliberate yield point: the reading thread blocks in sleep, so on
-    one CPU or many the other threads released by the barrier run meanwhile. A
-    limiter that checks "is there a bucket for this key?" and then creates one
-    (which reads the clock) without holding a lock lets every one of the 50 threads
-    see the key missing during the first thread's clock reading, and each of them
-    gets a full bucket of its own: far more grants than the capacity, on every
-    round. No assertion depends on how long the sleep lasts.
-    """
 
-    def __call__(self):
-        time.sleep(1e-4)
-        return self.now
+def test_limiter_requests_are_validated_like_the_bucket():
+    clock = FakeClock()
+    limiter = RateLimiter(capacity=2, rate=1, clock=clock)
+    for bad in (3, 0, -1, 2.0000001):
+        with pytest.raises(ValueError):
+            limiter.try_acquire("k", bad)
+    assert [limiter.try_acquire("k") for _ in range(3)] == [True, True, False]
 
 
 def test_limiter_first_use_of_a_key_from_many_threads():
+    """Every round, 50 threads make the first requests for a new key at once.
+    Measured on the unguarded get-or-create: 55 to 65 grants of 10 in every round."""
     capacity = 10
-    limiter = RateLimiter(capacity=capacity, rate=1, clock=SlowClock())
-    for round_ in range(5):
-        key = f"client-{round_}"
-        barrier = threading.Barrier(50)
-        grants, errors = [], []
+    seen = P.race_limiter(capacity, 1, 50, 2, 3, 3)
+    _check_race(seen)
+    # The clock stands still here, so each key's bucket grants exactly its capacity.
+    assert seen["grants"] == [capacity] * 3, seen["grants"]
 
-        def worker():
-            try:
-                barrier.wait()
-                grants.extend(limiter.try_acquire(key) for _ in range(2))
-            except BaseException as exc:  # reported below
-                errors.append(exc)
 
-        threads = [threading.Thread(target=worker) for _ in range(50)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-        assert not errors, repr(errors[0])
-        assert sum(grants) == capacity, f"{key}: {sum(grants)} grants from {capacity} tokens"
+def test_time_comes_only_from_the_injected_clock():
+    assert P.time_module_use(4, 2) == {}

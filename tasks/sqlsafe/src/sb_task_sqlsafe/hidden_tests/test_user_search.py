@@ -191,14 +191,14 @@ BOUND_CASES = _bound_cases()
 
 
 @pytest.mark.parametrize("case", range(len(BOUND_CASES)))
-@pytest.mark.parametrize("sort,direction", [("id", "asc"), ("age", "desc")])
-def test_every_caller_value_is_bound(case, sort, direction):
+def test_every_caller_value_is_bound(case):
     filters, limit, markers = BOUND_CASES[case]
     conn = make_db()
-    search_users(conn, filters, sort=sort, direction=direction, limit=limit)
-    text = _text_of(conn)
-    for marker in markers:
-        assert marker not in text, f"{marker!r} was written into the SQL text: {text!r}"
+    for sort, direction in (("id", "asc"), ("age", "desc")):
+        search_users(conn, filters, sort=sort, direction=direction, limit=limit)
+        text = _text_of(conn)
+        for marker in markers:
+            assert marker not in text, f"{marker!r} was written into the SQL text: {text!r}"
 
 
 @pytest.mark.parametrize("sort", ["id", "name", "email", "country", "age"])
@@ -230,6 +230,15 @@ def test_limit():
     assert search_users(conn, sort="age", direction="desc", limit=1) == by_age[:1]
     assert search_users(conn, sort="age", direction="desc", limit=500) == by_age
     assert len(search_users(conn)) == len(USERS)  # the default, 50, is more than the table holds
+
+
+def test_the_defaults_are_id_ascending_and_fifty_rows():
+    many = [[i, f"user {i:03d}", f"u{i}@example.com", "GB", 20 + i % 7, f"$argon2id${i}"] for i in range(120, 0, -1)]
+    conn = db().make_db(many)
+    want = [dict(zip(KEYS, row[:5])) for row in sorted(many)]
+    assert search_users(conn) == want[:50]
+    assert search_users(conn, {"country_in": ["GB"]}) == want[:50]
+    assert search_users(conn, limit=51) == want[:51]
 
 
 BAD_SORTS = [

@@ -17,6 +17,10 @@ import tempfile
 import types
 
 SOLVER_TESTS = "test_money.py"
+# Built-in plugins a test file never needs; leaving them out nearly halves pytest's cost per run.
+UNUSED_PLUGINS = [arg for name in ("cacheprovider", "faulthandler", "doctest", "junitxml", "pastebin", "stepwise",
+                                   "setupplan", "setuponly", "debugging", "unraisableexception", "threadexception",
+                                   "python_path") for arg in ("-p", f"no:{name}")]
 
 
 class _Counter:
@@ -52,8 +56,7 @@ def run(test_source, split_amount, format_cents):
     try:
         os.chdir(folder)
         with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-            code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:faulthandler", "--rootdir", folder,
-                                "-c", os.devnull, path], plugins=[counter])
+            code = pytest.main(["-q", *UNUSED_PLUGINS, "--rootdir", folder, "-c", os.devnull, path], plugins=[counter])
     finally:
         os.chdir(saved_cwd)
         sys.path[:] = saved_path

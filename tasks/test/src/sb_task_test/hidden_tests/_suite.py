@@ -18,6 +18,7 @@ import functools
 import importlib.util
 import pathlib
 import random
+from operator import getitem
 
 from sb.judge import probe, solution_source
 
@@ -58,9 +59,13 @@ def _is_data(value) -> bool:
     return type(value) in DATA_TYPES
 
 
-def neutral(module, record: list):
-    """The two callables one run receives: identical for every implementation."""
+def neutral(module, record: list, is_open):
+    """The two callables one run receives: identical for every implementation. They answer
+    only while their run is in progress (`is_open()`), so a later run cannot reach back to
+    an earlier implementation, neither to learn from it nor to add calls to its record."""
     def call(function_name, args, kwargs):
+        if not is_open():
+            raise RuntimeError("this implementation's run is over")
         if all(_is_data(a) for a in args) and all(_is_data(v) for v in kwargs.values()):
             record.append((function_name, tuple(args), tuple(sorted(kwargs.items()))))
         try:
@@ -92,11 +97,14 @@ def results() -> dict:
         return {}
     found = {}
     for kind, name in run_order():
-        record = []
+        record, running = [], [True]
         try:
-            run = dict(probe("_probe_pytest.py").run(source, *neutral(load(kind, name), record)))
+            is_open = functools.partial(getitem, running, 0)  # bound to THIS run's flag
+            run = dict(probe("_probe_pytest.py").run(source, *neutral(load(kind, name), record, is_open)))
         except Exception as exc:  # the suite broke the worker or the probe: this run proves nothing
             run = {"code": -1, "passed": 0, "failed": 0, "output": f"{type(exc).__name__}: {exc}"}
+        finally:
+            running[0] = False
         run["calls"] = record
         found[(kind, name)] = run
         if kind == "good" and (run["code"] != 0 or run["failed"]):

@@ -19,6 +19,7 @@ class TokenBucket:
         if now > self._last:
             self._tokens = min(self._capacity, self._tokens + (now - self._last) * self._rate)
             self._last = now
+        return now
 
     def _check(self, tokens):
         if tokens <= 0 or tokens > self._capacity:
@@ -41,10 +42,14 @@ class TokenBucket:
     def wait_time(self, tokens=1):
         self._check(tokens)
         with self._lock:
-            self._refill()
-            if self._tokens >= tokens:
+            now = self._refill()
+            missing = tokens - self._tokens
+            if missing <= 0:
                 return 0.0
-            return tokens / self._rate
+            # Behind the latest time seen (the clock stepped back), refilling resumes
+            # only once the clock has caught up again.
+            behind = max(0.0, self._last - now)
+            return behind + tokens / self._rate
 
 
 class RateLimiter:
