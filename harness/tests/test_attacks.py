@@ -565,3 +565,13 @@ def test_a_generator_handed_to_the_solution_can_be_listed(task_copy, bwrap_sandb
     (folder / "reference" / "adder.py").write_text("def add(a, b):\n    return list(a) + list(b)\n")
     task = load_task_dir(folder, package="iterables")
     assert grade(task, task.reference_files, bwrap_sandbox).status == Status.PASSED
+
+
+def test_an_exception_with_a_demanding_constructor_crosses_as_its_type():
+    """UnicodeDecodeError needs five arguments; it still arrives as itself (a ValueError)."""
+    from sb import _wire
+    try:
+        b"\xff".decode()
+    except UnicodeDecodeError as exc:
+        rebuilt = _wire.build_exception(_wire.describe_exception(exc))
+    assert type(rebuilt) is UnicodeDecodeError and isinstance(rebuilt, ValueError)

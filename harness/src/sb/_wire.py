@@ -413,15 +413,25 @@ def build_exception(desc):
     cls = exception_class(desc)
     message = _clip(desc.get("message", ""))
     args = desc.get("args") if isinstance(desc.get("args"), list) else [message]
-    try:
-        exc = cls(*args) if args else cls()
-    except Exception:
-        exc = cls(message)
+    exc = _instantiate(cls, args, message)
     if issubclass(cls, RemoteError) and not args:
         exc.args = (message,)
     tb = desc.get("traceback")
     if isinstance(tb, str) and tb:
         exc.add_note("raised in the solution's process:\n" + _clip(tb, 3000))
+    return exc
+
+
+def _instantiate(cls, args, message):
+    """An instance of `cls` from plain arguments; built-ins whose constructor wants more
+    (UnicodeDecodeError takes five) are made without their __init__, keeping type and message."""
+    for attempt in ((lambda: cls(*args)), (lambda: cls(message))):
+        try:
+            return attempt()
+        except Exception:
+            continue
+    exc = cls.__new__(cls)
+    exc.args = (message,)
     return exc
 
 
