@@ -178,7 +178,7 @@ def _worker_job(task: Task, layout: dict, fd: int, cancel) -> Job:
     view = python_view(tuple(task.meta.deps))
     argv = [sys.executable, *_PY_FLAGS, str(layout["wire"] / "_worker.py"), str(layout["wire"]),
             str(layout["solution"]), str(fd), ",".join(_preimports(task))]
-    return Job(argv=argv, cwd=layout["solution"], env=_env(layout["wscratch"]), timeout_s=task.meta.time_limit_s,
+    return Job(argv=argv, cwd=layout["solution"], env=_env(layout["wscratch"], view), timeout_s=task.meta.time_limit_s,
                writable=(layout["solution"], layout["wscratch"]), readable=(*view.readable, str(layout["wire"])),
                masked=view.masked, devices=accelerator_devices(task.meta), pass_fds=(fd,), cancel=cancel)
 
@@ -189,7 +189,7 @@ def _judge_job(task: Task, layout: dict, record_fd: int, fd: int) -> Job:
             str(layout["hidden_tests"]), str(layout["judge"] / "pytest.ini"), str(record_fd), str(fd),
             str(layout["solution_copy"]), ",".join(solution_modules(task))]
     readable = (*view.readable, *(str(layout[k]) for k in ("judge", "hidden_tests", "solution_copy")))
-    return Job(argv=argv, cwd=layout["solution_copy"], env=_env(layout["jscratch"]),
+    return Job(argv=argv, cwd=layout["solution_copy"], env=_env(layout["jscratch"], view),
                timeout_s=task.meta.time_limit_s + JUDGE_GRACE_S, writable=(layout["jscratch"],), readable=readable,
                masked=view.masked, devices=accelerator_devices(task.meta), hidden=_task_folder(task),
                pass_fds=(record_fd, fd))
@@ -250,13 +250,15 @@ def write_files(folder: Path, files: FileSet) -> None:
         path.write_bytes(data)
 
 
-def _env(scratch: Path) -> dict:
+def _env(scratch: Path, view=None) -> dict:
     """Built from an allow-list, never copied from the parent: no credential reaches graded code."""
     env = {name: os.environ[name] for name in PASSTHROUGH_ENV if name in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(PINNED_ENV)
     env["HOME"] = str(scratch / "home")
     env["TMPDIR"] = str(scratch / "tmp")
+    if view is not None and view.search_path:  # computed from the view, never inherited
+        env["PYTHONPATH"] = os.pathsep.join(view.search_path)
     return env
 
 

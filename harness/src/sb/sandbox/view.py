@@ -25,6 +25,7 @@ JUDGE_DISTRIBUTIONS = ("pytest",)
 class PythonView:
     readable: tuple  # folders and files bound read-only at their own paths
     masked: tuple    # folders shown empty first (site-packages), so only `readable` shows through
+    search_path: tuple = ()  # the site folders those distributions live in, in the grader's order
 
 
 def python_view(import_names: tuple, extra_distributions: tuple = ()) -> PythonView:
@@ -36,7 +37,11 @@ def python_view(import_names: tuple, extra_distributions: tuple = ()) -> PythonV
     for dist in sorted(_closure(tuple(sorted(dists)))):
         entries |= _entries(dist)
     masked = _site_dirs()
-    return PythonView(readable=_outermost(_interpreter_paths() | entries, masked), masked=tuple(sorted(masked)))
+    bases = {str(Path(str(metadata.distribution(d).locate_file(""))).resolve()) for d in _closure(tuple(sorted(dists)))}
+    order = [os.path.realpath(p) for p in sys.path if p]
+    search = tuple(p for p in dict.fromkeys(order) if p in bases)  # a .pth-added folder is not found inside
+    return PythonView(readable=_outermost(_interpreter_paths() | entries, masked), masked=tuple(sorted(masked)),
+                      search_path=search)
 
 
 def _outermost(paths, masked) -> tuple:
