@@ -31,7 +31,8 @@ class PythonView:
 def python_view(import_names: tuple, extra_distributions: tuple = ()) -> PythonView:
     """The interpreter plus the closure of the distributions behind `import_names`."""
     dists = set(extra_distributions)
-    for name in import_names:
+    names = set(import_names) | ({"numpy"} if "torch" in import_names else set())  # tensors cross as numpy bytes
+    for name in names:
         dists |= set(_distributions_of(name))
     entries = set()
     for dist in sorted(_closure(tuple(sorted(dists)))):

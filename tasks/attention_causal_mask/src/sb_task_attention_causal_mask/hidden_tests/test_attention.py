@@ -282,3 +282,14 @@ def test_inputs_are_not_modified(dtype):
         assert torch.equal(seen["after"][name], before), f"attention() modified {name}"
     np.testing.assert_allclose(seen["result"].double().numpy(), _expected(q, k, v, causal=True, padding=padding),
                                atol=1e-5, rtol=0)  # float32 case: see test_float32_inputs_stay_float32...
+
+
+def test_arguments_can_be_passed_by_their_names():
+    # The signatures name every parameter: callers may pass each one by name.
+    mask = causal_mask(num_queries=2, num_keys=4, dtype=torch.float64)
+    np.testing.assert_array_equal(mask.numpy(), _mask_by_loop(2, 4))
+    q, k, v = _qkv(18, 1, 2, 2, 4, 3)
+    padding = torch.tensor([[False, True, False, False]])
+    out = attention(q=q, k=k, v=v, causal=True, key_padding_mask=padding)
+    np.testing.assert_allclose(out.numpy(), _expected(q, k, v, causal=True, padding=padding),
+                               atol=F64_ATOL, rtol=0)
