@@ -366,7 +366,8 @@ def print_speed_summaries(rows: list) -> None:
     table = _table("model (speed)", "served as", "hardware", "single stream tok/s", "floor", "capacity",
                    "peak aggregate tok/s", "date")
     for r in rows:
-        capacity = "-" if r["capacity_streams"] is None else f"{r['capacity_streams']} streams"
+        capacity = r.get("capacity_text") or ("-" if r.get("capacity_streams") is None
+                                              else f"{r['capacity_streams']} streams")  # open loop: a rate
         floor = "-" if r["floor_tokens_per_s"] is None else f"{r['floor_tokens_per_s']:g}"
         single = "-" if r["single_stream_tokens_per_s"] is None else f"{r['single_stream_tokens_per_s']:.1f}"
         peak = "-" if r["peak_aggregate_tokens_per_s"] is None else f"{r['peak_aggregate_tokens_per_s']:.1f}"

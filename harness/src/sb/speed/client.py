@@ -53,6 +53,7 @@ class RawResponse:
     events: list = field(default_factory=list)      # (t_ns, event bytes)
     error: str | None = None
     keep_alive: bool = True
+    done: asyncio.Future | None = field(default=None, repr=False)
 
 
 class _ResponseParser:
@@ -187,6 +188,7 @@ class _StampedSocket:
     def __init__(self, sock: socket.socket):
         self.sock, self.transport = sock, self
         self.parser: _ResponseParser | None = None
+        self.early: list = []          # reads that came before the parser (a request another process wrote)
         self.lost = False
         self.loop = asyncio.get_running_loop()
         self.offset = time.time_ns() - perf_counter_ns()
@@ -211,6 +213,8 @@ class _StampedSocket:
                 stamp = min(now, seconds * 1_000_000_000 + nanoseconds - self.offset)
         if self.parser is not None:
             self.parser.feed(max(stamp, self.parser.raw.t_written_ns), data)
+        else:
+            self.early.append((stamp, data))
 
     def _lose(self, exc) -> None:
         self.close()
@@ -218,6 +222,12 @@ class _StampedSocket:
             self.parser.finish(perf_counter_ns(), f"connection closed: {exc or 'by the server'}")
 
     def write(self, data: bytes) -> None:
+        error = self.send_now(data)
+        if error is not None:
+            self._lose(error)
+
+    def send_now(self, data: bytes):
+        """Send without touching the event loop; an OSError, or None."""
         self.offset = time.time_ns() - perf_counter_ns()
         sent = 0
         try:
@@ -225,13 +235,16 @@ class _StampedSocket:
         except BlockingIOError:
             pass
         except OSError as exc:
-            return self._lose(exc)
+            return exc
         if sent < len(data):                  # a request larger than the socket buffer: rare, brief
             self.sock.setblocking(True)
             try:
                 self.sock.sendall(data[sent:])
+            except OSError as exc:
+                return exc
             finally:
                 self.sock.setblocking(False)
+        return None
 
     def get_write_buffer_size(self) -> int:
         return 0
@@ -260,28 +273,64 @@ class Connection:
         self.protocol.lost = True
 
     async def send(self, request: bytes, timeout_s: float) -> RawResponse:
-        """Write the prepared request; the clock starts once the kernel has all of it.
+        """Write the prepared request and wait for the whole response."""
+        return await self.complete(self.begin(request), timeout_s)
 
-        A request the kernel takes in one send() is stamped just before that call: the send
-        wakes the server, which on a busy machine may run before this process takes a stamp
-        after it, and that preemption is then charged to nobody. A larger request is stamped
-        when the transport's buffer has drained.
+    def begin(self, request: bytes) -> RawResponse:
+        """Write the prepared request now, synchronously; the clock starts once the kernel has all of it.
+
+        Synchronous so an open-loop scheduler sends at the scheduled instant, not one event
+        loop turn later. A request the kernel takes in one send() is stamped just before that
+        call: the send wakes the server, which on a busy machine may run before this process
+        takes a stamp after it, and that preemption is then charged to nobody. A larger
+        request is stamped when the transport's buffer has drained (in `complete`).
         """
-        loop = asyncio.get_running_loop()
-        raw, done = RawResponse(), loop.create_future()
+        raw = RawResponse()
+        raw.done = asyncio.get_running_loop().create_future()
         if self.protocol.lost:
             raw.error, raw.keep_alive = "connection closed: by the server", False
+            raw.t_written_ns = raw.t_end_ns = perf_counter_ns()
             return raw
-        self.protocol.parser = _ResponseParser(raw, done)
-        transport = self.protocol.transport
+        self.protocol.parser = _ResponseParser(raw, raw.done)
         before = perf_counter_ns()
-        transport.write(request)
+        self.protocol.transport.write(request)
         raw.t_written_ns = before
+        return raw
+
+    @property
+    def lendable(self) -> bool:
+        """Plain-HTTP connections can be written by another process; a TLS session belongs to this one."""
+        return isinstance(self.protocol, _StampedSocket)
+
+    def fileno(self) -> int:
+        return self.protocol.sock.fileno()
+
+    def adopt(self, raw: RawResponse, written_ns: int) -> None:
+        """Take over a request the sender process wrote at `written_ns`: parse its response from now on.
+
+        Bytes that arrived before this call (the sender's report crossed the server's first
+        reply) were kept with their kernel stamps and are fed first.
+        """
+        raw.t_written_ns = written_ns
+        parser = self.protocol.parser = _ResponseParser(raw, raw.done)
+        early, self.protocol.early = self.protocol.early, []
+        for stamp, data in early:
+            parser.feed(max(stamp, written_ns), data)
+        if self.protocol.lost and not raw.done.done():
+            parser.finish(perf_counter_ns(), "connection closed: by the server")
+
+    async def complete(self, raw: RawResponse, timeout_s: float) -> RawResponse:
+        """Wait for the response `begin` asked for; close the connection if it cannot be reused."""
+        if self.protocol.parser is None or self.protocol.parser.raw is not raw:
+            if raw.error:                                # begin found the connection closed, or the send failed
+                self.close()
+            return raw
+        transport = self.protocol.transport
         while transport.get_write_buffer_size():        # only for a request larger than the socket buffer
             await asyncio.sleep(0)
             raw.t_written_ns = perf_counter_ns()
         try:
-            await asyncio.wait_for(done, timeout_s)
+            await asyncio.wait_for(raw.done, timeout_s)
         except asyncio.TimeoutError:
             raw.error, raw.t_end_ns, raw.keep_alive = f"no complete response in {timeout_s:g}s", perf_counter_ns(), False
         self.protocol.parser = None
@@ -323,19 +372,33 @@ class Pool:
         _, protocol = await loop.create_connection(_Protocol, self.endpoint.host, self.endpoint.port, ssl=self.ssl)
         return Connection(protocol)
 
+    async def open(self, n: int) -> list:
+        """`n` new connections, opened side by side."""
+        return list(await asyncio.gather(*(self._open() for _ in range(n))))
+
     async def ensure(self, n: int) -> None:
-        self.idle = [c for c in self.idle if c.usable]
-        missing = n - len(self.idle)
+        """At least `n` usable idle connections. The list is only added to, never rebuilt, so a
+        caller holding it sees every connection; `take` and `acquire` skip closed ones."""
+        missing = n - sum(1 for c in self.idle if c.usable)
         if missing > 0:
-            self.idle.extend(await asyncio.gather(*(self._open() for _ in range(missing))))
+            self.idle.extend(await self.open(missing))
 
     async def acquire(self) -> tuple:
         """(connection, whether it was used before): a reused one may have been closed by the server meanwhile."""
-        while self.idle:
-            conn = self.idle.pop()
+        return self.take() or (await self._open(), False)
+
+    def take(self):
+        """(an idle connection, whether it was used before), or None: never waits, for a scheduled send.
+
+        An empty list is caught rather than checked first, so a concurrent taker cannot make it fail.
+        """
+        while True:
+            try:
+                conn = self.idle.pop()
+            except IndexError:
+                return None
             if conn.usable:
                 return conn, conn.used
-        return await self._open(), False
 
     def release(self, conn: Connection) -> None:
         if conn.usable:
@@ -345,3 +408,17 @@ class Pool:
         for conn in self.idle:
             conn.close()
         self.idle = []
+
+
+async def send_one(pool: Pool, request: bytes, timeout_s: float) -> RawResponse:
+    """One request; sent again once, on a new connection, if a reused one was closed before any reply byte."""
+    conn, reused = await pool.acquire()
+    raw = await conn.send(request, timeout_s)
+    pool.release(conn)
+    if closed_before_reply(raw, reused):
+        return await send_one(pool, request, timeout_s)
+    return raw
+
+
+def closed_before_reply(raw, reused: bool) -> bool:
+    return reused and raw.status is None and (raw.error or "").startswith("connection closed")

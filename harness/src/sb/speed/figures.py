@@ -1,9 +1,7 @@
-"""The figures computed from per-request records: per level, single stream, capacity.
+"""The figures computed from per-request records: per level and single stream (capacity: sb.speed.capacity).
 
-Capacity walks up the levels and stops at the first whose per-stream speed misses the
-floor. It is never peak aggregate / floor: per-stream speed falls as concurrency rises, so
-the peak aggregate is reached where each stream is already slower than the floor, and
-dividing it by the floor counts streams at a speed none of them gets.
+Every figure is over the level's valid requests only (exact token count, no error, prompt
+of the asked size); how many were left out is shown beside it.
 """
 
 from __future__ import annotations
@@ -38,15 +36,23 @@ def achieved_concurrency(records: list) -> tuple:
     return (busy / window if window > 0 else None), window
 
 
-def level_summary(concurrency: int, records: list) -> dict:
+def level_summary(level, records: list, objectives: list | None = None, share: float | None = None,
+                  lag_bound_s: float | None = None) -> dict:
+    """Every figure of one level. `level` is a closed-loop concurrency, or a dict naming the level
+    (load, concurrency or rate_rps, prompt_tokens); `objectives` adds the SLO judgement."""
+    level = {"load": "closed", "concurrency": level} if isinstance(level, int) else dict(level)
     valid = [r for r in records if r["flag"] is None]
     flagged = Counter(r["flag"] for r in records if r["flag"] is not None)
     achieved, window = achieved_concurrency(records)
     valid_tokens = sum(r["output_tokens"] for r in valid)
     per_stream = [r["tokens_per_s"] for r in valid]
     gaps = [gap for r in valid for gap in token_gaps_s(r)]
-    return {
-        "concurrency": concurrency,
+    summary = {
+        "load": level.get("load", "closed"),
+        "concurrency": level.get("concurrency"),
+        "rate_rps": level.get("rate_rps"),
+        "prompt_tokens": level.get("prompt_tokens"),
+        "probe": level.get("probe"),
         "requests": len(records),
         "valid": len(valid),
         "flagged": dict(sorted(flagged.items())),
@@ -58,7 +64,30 @@ def level_summary(concurrency: int, records: list) -> dict:
         "aggregate_tokens_per_s": valid_tokens / window if valid and window > 0 else None,
         "achieved_concurrency": achieved,
         "window_s": window,
+        "prompt_tokens_reported": spread([r["prompt_tokens"] for r in records if r.get("prompt_tokens") is not None]),
     }
+    if summary["load"] == "open":
+        summary.update(open_loop(records, window, lag_bound_s))
+    if objectives:
+        from sb.speed import slo
+        summary["slo"] = slo.judge_level(objectives, share, records, window)
+    return summary
+
+
+def open_loop(records: list, window_s: float, lag_bound_s: float | None) -> dict:
+    """Send lag against the schedule, and whether the client kept it.
+
+    A level whose p99 send lag exceeds the bound is client-limited: the load the server saw
+    was not the load asked for, so its latencies are not the server's at that rate.
+    """
+    lags = [r["send_lag_s"] for r in records if r.get("send_lag_s") is not None]
+    written = sorted(r["written_s"] for r in records)
+    sent_rate = (len(written) - 1) / (written[-1] - written[0]) if len(written) > 1 and written[-1] > written[0] else None
+    lag = {**spread(lags), "max": max(lags) if lags else None}
+    limited = lag_bound_s is not None and lag["p99"] is not None and lag["p99"] > lag_bound_s
+    return {"send_lag_s": lag, "send_lag_bound_s": lag_bound_s, "client_limited": limited,
+            "sent_rate_rps": sent_rate,
+            "completed_rps": sum(1 for r in records if r["flag"] is None) / window_s if window_s > 0 else None}
 
 
 def token_source(records: list):
@@ -68,45 +97,7 @@ def token_source(records: list):
 
 def single_stream(levels: list):
     """What one customer feels alone on the server: the concurrency-1 level, if it was measured."""
-    one = next((lv for lv in levels if lv["concurrency"] == 1), None)
+    one = next((lv for lv in levels if lv["concurrency"] == 1 and lv.get("load", "closed") == "closed"), None)
     if one is None:
         return None
     return {"tokens_per_s": one["per_stream_tokens_per_s"], "e2e_s": one["e2e_s"]["median"]}
-
-
-def capacity(levels: list, floor: float | None) -> dict:
-    """The honest capacity beside the naive `peak aggregate / floor`, and why the naive one is higher."""
-    measured = [lv for lv in sorted(levels, key=lambda lv: lv["concurrency"])
-                if lv["aggregate_tokens_per_s"] is not None]
-    peak = max(measured, key=lambda lv: lv["aggregate_tokens_per_s"], default=None)
-    result = {"floor_tokens_per_s": floor, "capacity_streams": None, "peak_aggregate_tokens_per_s": None,
-              "peak_at_concurrency": None, "peak_aggregate_over_floor": None, "explanation": None}
-    if peak is not None:
-        result.update(peak_aggregate_tokens_per_s=peak["aggregate_tokens_per_s"],
-                      peak_at_concurrency=peak["concurrency"])
-    if floor is None:
-        result["explanation"] = "no --floor given: the curve only, no capacity"
-        return result
-    meeting = 0
-    for lv in measured:
-        if lv["per_stream_tokens_per_s"] is None or lv["per_stream_tokens_per_s"] < floor:
-            break
-        meeting = lv["concurrency"]
-    result["capacity_streams"] = meeting
-    if peak is not None:
-        result["peak_aggregate_over_floor"] = peak["aggregate_tokens_per_s"] / floor
-        result["explanation"] = _explain(result, peak, floor)
-    return result
-
-
-def _explain(result: dict, peak: dict, floor: float) -> str:
-    naive = (f"peak aggregate / floor = {peak['aggregate_tokens_per_s']:.0f} / {floor:g} = "
-             f"{result['peak_aggregate_over_floor']:.1f} streams")
-    at_peak = peak["per_stream_tokens_per_s"]
-    if at_peak is not None and at_peak < floor:
-        return (f"{naive}, always higher than the capacity: per-stream speed falls as concurrency rises, so the "
-                f"peak aggregate comes at {peak['concurrency']} streams where each gets only {at_peak:.1f} "
-                f"tokens/s, below the floor")
-    return (f"{naive}: each stream measured beats the floor, so the aggregate counts more than the floor per "
-            f"stream; per-stream speed falls as concurrency rises, and no level measured reached the point "
-            f"where it drops below the floor (capacity is at least {result['capacity_streams']})")

@@ -24,11 +24,38 @@ def requests_for_level(concurrency: int, requested: int | None) -> int:
     return max(concurrency, requested) if requested else max(8, 2 * concurrency)
 
 
-def request_body(model: str, max_tokens: int = MAX_TOKENS) -> dict:
+def request_body(model: str, max_tokens: int = MAX_TOKENS, prompt: str = PROMPT) -> dict:
     """The chat request: both servers' spellings of 'ignore EOS' are sent, unknown keys are ignored."""
-    return {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": max_tokens,
+    return {"model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens,
             "temperature": 0, "stream": True, "stream_options": {"include_usage": True},
             "ignore_eos": True, "min_tokens": max_tokens}
+
+
+# Short common English words: one token each in most tokenizers, and the same count in a
+# given tokenizer wherever they stand, so prompt tokens grow linearly with the word count.
+FILLER = ("the of and to in is that for it as was with on be at by this from or an are not but had his they "
+          "you were her she which their all one can has there been if more when will would who so no").split()
+SIZED_TAIL = "Ignore the words above. " + PROMPT
+
+
+def sized_prompt(words: int, nonce: int) -> str:
+    """A deterministic prompt of `words` filler words; the request's number comes first.
+
+    Why the number first: a server with prefix caching (vLLM, SGLang) would otherwise serve
+    every request after the first from cache, and the prefill time a prompt size is meant
+    to measure would vanish. Fixed width, so every request's prompt has the same length.
+    """
+    filler = " ".join(FILLER[i % len(FILLER)] for i in range(words))
+    return f"{nonce % 1_000_000:06d} {filler} {SIZED_TAIL}"
+
+
+def probe_body(model: str, prompt: str) -> dict:
+    """A one-token, non-streamed request whose usage report says how many tokens the server counts in `prompt`.
+
+    Non-streamed because some servers (llama-cpp-python) report usage only then.
+    """
+    return {"model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 1,
+            "temperature": 0, "stream": False}
 
 
 def request_bytes(url_path: str, host: str, body: dict, api_key: str | None = None) -> bytes:
@@ -41,8 +68,8 @@ def request_bytes(url_path: str, host: str, body: dict, api_key: str | None = No
     return ("\r\n".join(headers) + "\r\n\r\n").encode() + payload
 
 
-def describe(max_tokens: int, levels: list, per_level: dict) -> dict:
-    """The procedure as recorded in the results file."""
+def describe(max_tokens: int, levels: list, per_level: dict, extra: dict | None = None) -> dict:
+    """The procedure as recorded in the results file; `extra` adds what this run's options changed."""
     return {
         "output_tokens": max_tokens,
         "end_of_sequence": "ignored (sent ignore_eos=true and min_tokens=max_tokens)",
@@ -61,4 +88,5 @@ def describe(max_tokens: int, levels: list, per_level: dict) -> dict:
         "load": "closed loop: N streams, each sends its next request as soon as its last one ends",
         "concurrency_levels": levels,
         "requests_per_level": per_level,
+        **(extra or {}),
     }

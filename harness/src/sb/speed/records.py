@@ -33,9 +33,9 @@ def _text(chunk: dict) -> str:
             or choice.get("text") or "")
 
 
-def _usage_tokens(chunk: dict):
+def _usage_tokens(chunk: dict, key: str = "completion_tokens"):
     usage = chunk.get("usage") or {}
-    tokens = usage.get("completion_tokens")
+    tokens = usage.get(key)
     return tokens if isinstance(tokens, int) else None
 
 
@@ -45,7 +45,7 @@ def build_record(raw, max_tokens: int, origin_ns: int, request_index: int, level
               "written_s": (raw.t_written_ns - origin_ns) / NS, "end_s": (raw.t_end_ns - origin_ns) / NS,
               "status": raw.status, "error": raw.error, "output_tokens": None, "token_source": None,
               "content_chunks": 0, "ttft_s": None, "itl_s": None, "e2e_s": None, "tokens_per_s": None,
-              "flag": None, "chunk_offsets_ms": []}
+              "flag": None, "prompt_tokens": None, "chunk_offsets_ms": []}
     if raw.error is None and raw.status != 200:
         record["error"] = f"HTTP {raw.status}: {_body_text(raw)}"
     if record["error"] is None:
@@ -62,7 +62,7 @@ def _body_text(raw) -> str:
 
 
 def _read_stream(record: dict, raw) -> None:
-    times, usage, end = [], None, raw.t_end_ns
+    times, usage, prompt, end = [], None, None, raw.t_end_ns
     for t, payload in _payloads(raw.events):
         if payload == "DONE":
             end = t
@@ -72,9 +72,11 @@ def _read_stream(record: dict, raw) -> None:
         record["id"] = record["id"] or payload.get("id")
         record["model"] = record["model"] or payload.get("model")
         usage = _usage_tokens(payload) or usage
+        prompt = _usage_tokens(payload, "prompt_tokens") or prompt
         if _text(payload):
             times.append(t)
     start = raw.t_written_ns
+    record["prompt_tokens"] = prompt
     record["content_chunks"] = len(times)
     record["chunk_offsets_ms"] = [round((t - start) / 1e6, 3) for t in times]
     record["output_tokens"], record["token_source"] = (usage, "usage") if usage is not None else (len(times), "chunks")
@@ -108,3 +110,31 @@ def token_gaps_s(record: dict) -> list:
     if len(offsets) == n:
         return [(b - a) / 1e3 for a, b in zip(offsets, offsets[1:])]
     return [record["itl_s"]] * (n - 1) if record["itl_s"] is not None else []
+
+
+def flag_prompt(record: dict, target: int, margin: float, calibrated) -> None:
+    """Check the prompt's size as the server counted it; more than `margin` (a fraction) off `target` is flagged.
+
+    The server's own streamed usage report is the witness when it sends one; otherwise the
+    count it reported for the same prompt size during calibration (`calibrated`), or
+    nothing, and then the request is left unchecked rather than guessed at.
+    """
+    record["prompt_tokens_target"] = target
+    if record["prompt_tokens"] is not None:
+        record["prompt_token_source"] = "usage"
+    elif calibrated is not None:
+        record["prompt_tokens"], record["prompt_token_source"] = calibrated, "calibration"
+    else:
+        record["prompt_token_source"] = None
+        return
+    off = abs(record["prompt_tokens"] - target) / target
+    if record["flag"] is None and off > margin:
+        record["flag"] = "prompt"
+
+
+def prompt_count(body: bytes):
+    """prompt_tokens from a non-streamed response body, or None."""
+    try:
+        return _usage_tokens(json.loads(body.decode() or "{}"), "prompt_tokens")
+    except (ValueError, AttributeError):
+        return None

@@ -3,7 +3,12 @@
 It speaks just enough HTTP/1.1 (keep-alive, chunked server-sent events) to be measured like
 a real server. For each chat request it sends a role-only chunk at once, then the content
 tokens on an absolute schedule (time to first token, then one token every inter-token
-interval), then the usage report and `[DONE]`. It stamps, with the same system-wide
+interval), then the usage report and `[DONE]`. Modes: a time to first token that grows
+with the prompt (`--prefill-ms-per-token`, prompt tokens counted one per word plus a fixed
+template, see `prompt_tokens`), a per-stream speed that is a known function of load
+(`--itl-per-stream-ms`, see `per_stream_tokens_per_s`), late first tokens for chosen
+requests (`--slow`), a wrong prompt count in the usage report (`--miscount`). A
+non-streamed request gets one token and its usage report (the client's prompt-size probe). It stamps, with the same system-wide
 monotonic clock the client uses (`perf_counter_ns`, CLOCK_MONOTONIC on Linux), when each
 request fully arrived (the kernel's receive timestamp, SO_TIMESTAMPNS) and when each chunk
 was handed to the kernel; the schedule runs from that arrival; `GET /truth` returns
@@ -39,6 +44,10 @@ class Script:
     usage: bool = True
     model: str = "scripted-model"
     itl_per_stream_s: float = 0.0          # added to the interval for each other stream in flight
+    prefill_per_token_s: float = 0.0       # added to the time to first token per prompt token
+    slow: frozenset = frozenset()          # request numbers whose first token comes after slow_ttft_s instead
+    slow_ttft_s: float = 0.0
+    miscount: frozenset = frozenset()      # request numbers whose usage reports twice the prompt tokens
     truth: dict = field(default_factory=dict)
     served: int = 0
     active: int = 0
@@ -117,17 +126,52 @@ class _Conn:
                 self.sock.setblocking(False)
 
 
+TEMPLATE_TOKENS = 6      # the scripted "chat template": tokens added to every prompt
+
+
+def prompt_tokens(body: dict) -> int:
+    """The scripted tokenizer: one token per whitespace-separated word of the messages, plus the template."""
+    return TEMPLATE_TOKENS + sum(len(str(m.get("content") or "").split()) for m in body.get("messages") or [])
+
+
+def per_stream_tokens_per_s(streams: int, tokens: int, ttft_s: float, itl_s: float, itl_per_stream_s: float) -> float:
+    """The truth of the load mode: per-stream speed when `streams` run side by side for the whole request.
+
+    Every token interval is itl + itl_per_stream x (streams - 1), so a request takes
+    ttft + (tokens - 1) x that interval.
+    """
+    return tokens / (ttft_s + (tokens - 1) * (itl_s + itl_per_stream_s * (streams - 1)))
+
+
+def _time_to_first_token(script: Script, number: int, prompt: int) -> float:
+    if number == 0 and script.first_ttft_s is not None:
+        base = script.first_ttft_s
+    else:
+        base = script.slow_ttft_s if number in script.slow else script.ttft_s
+    return base + script.prefill_per_token_s * prompt
+
+
+def _probe_response(script: Script, body: dict) -> bytes:
+    """A non-streamed request (the client's prompt-size probe): one token and the usage report, not numbered."""
+    prompt = prompt_tokens(body)
+    return _json_response({"id": "chatcmpl-probe", "object": "chat.completion", "created": 0, "model": script.model,
+                           "choices": [{"index": 0, "message": {"role": "assistant", "content": "tok"},
+                                        "finish_reason": "length"}],
+                           "usage": {"prompt_tokens": prompt, "completion_tokens": 1, "total_tokens": prompt + 1}})
+
+
 async def _stream(script: Script, conn: _Conn, body: dict, t_read: int) -> None:
     number = script.served
     script.served += 1
     rid = f"chatcmpl-{number}"
     max_tokens = int(body.get("max_tokens") or 16)
     tokens = max_tokens - 1 if number in script.short else max_tokens
-    ttft = script.first_ttft_s if number == 0 and script.first_ttft_s is not None else script.ttft_s
+    prompt = prompt_tokens(body)
+    ttft = _time_to_first_token(script, number, prompt)
     head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
     conn.write(head + _event(_delta(rid, script.model, {"role": "assistant", "content": ""})))
     truth = {"id": rid, "number": number, "read_ns": t_read, "role_ns": perf_counter_ns(), "sent_ns": [],
-             "tokens": tokens}
+             "tokens": tokens, "prompt_tokens": prompt, "ttft_scripted_s": ttft}
     script.truth[rid] = truth
     token = _event(_delta(rid, script.model, {"content": "tok "}))
     deadline = t_read + round(ttft * 1e9)
@@ -140,7 +184,8 @@ async def _stream(script: Script, conn: _Conn, body: dict, t_read: int) -> None:
             deadline += round((script.itl_s + script.itl_per_stream_s * (script.active - 1)) * 1e9)
     finally:
         script.active -= 1
-    usage = {"prompt_tokens": 20, "completion_tokens": tokens, "total_tokens": 20 + tokens}
+    reported = 2 * prompt if number in script.miscount else prompt
+    usage = {"prompt_tokens": reported, "completion_tokens": tokens, "total_tokens": reported + tokens}
     tail = _event(_delta(rid, script.model, {}, "length"))
     if script.usage:
         tail += _event({"id": rid, "object": "chat.completion.chunk", "created": 0, "model": script.model,
@@ -183,8 +228,10 @@ async def _serve_connection(script: Script, conn: _Conn) -> None:
                     conn.write(_json_response(list(script.truth.values())))
                 elif method == "GET" and path.endswith("/models"):
                     conn.write(_json_response({"object": "list", "data": [{"id": script.model, "object": "model"}]}))
+                elif (parsed := json.loads(body or b"{}")).get("stream") is False:
+                    conn.write(_probe_response(script, parsed))
                 else:
-                    await _stream(script, conn, json.loads(body or b"{}"), arrived)
+                    await _stream(script, conn, parsed, arrived)
     except ConnectionError:
         pass
     finally:
@@ -221,6 +268,10 @@ async def serve(script: Script, port: int, lifetime_s: float) -> None:
         listener.close()
 
 
+def _numbers(text: str) -> frozenset:
+    return frozenset(int(n) for n in text.split(",") if n.strip())
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m sb.speed.scripted", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
@@ -232,12 +283,19 @@ def main(argv=None) -> None:
     parser.add_argument("--model", default="scripted-model")
     parser.add_argument("--itl-per-stream-ms", type=float, default=0.0,
                         help="added to the inter-token interval for each other stream in flight (a server that slows)")
+    parser.add_argument("--prefill-ms-per-token", type=float, default=0.0,
+                        help="added to the time to first token per prompt token (prefill proportional to prompt length)")
+    parser.add_argument("--slow", default="", help="comma-separated request numbers whose first token is late")
+    parser.add_argument("--slow-ttft-ms", type=float, default=0.0)
+    parser.add_argument("--miscount", default="", help="comma-separated request numbers reporting twice the prompt tokens")
     parser.add_argument("--lifetime-s", type=float, default=900.0)
     args = parser.parse_args(argv)
     script = Script(ttft_s=args.ttft_ms / 1e3, itl_s=args.itl_ms / 1e3,
                     first_ttft_s=None if args.first_ttft_ms is None else args.first_ttft_ms / 1e3,
-                    short=frozenset(int(n) for n in args.short.split(",") if n.strip()),
-                    usage=not args.no_usage, model=args.model, itl_per_stream_s=args.itl_per_stream_ms / 1e3)
+                    short=_numbers(args.short),
+                    usage=not args.no_usage, model=args.model, itl_per_stream_s=args.itl_per_stream_ms / 1e3,
+                    prefill_per_token_s=args.prefill_ms_per_token / 1e3, slow=_numbers(args.slow),
+                    slow_ttft_s=args.slow_ttft_ms / 1e3, miscount=_numbers(args.miscount))
     asyncio.run(serve(script, args.port, args.lifetime_s))
 
 
@@ -257,11 +315,15 @@ class ScriptedServer:
 
 @contextlib.contextmanager
 def scripted_server(ttft_ms=50.0, itl_ms=5.0, first_ttft_ms=None, short=(), usage=True, model="scripted-model",
-                    itl_per_stream_ms=0.0, lifetime_s=900.0):
+                    itl_per_stream_ms=0.0, lifetime_s=900.0, prefill_ms_per_token=0.0, slow=(), slow_ttft_ms=0.0,
+                    miscount=()):
     """Start the scripted server in its own process on a free loopback port; stop it at the end."""
+    def numbers(values) -> str:
+        return ",".join(str(n) for n in values)
     args = [sys.executable, "-m", "sb.speed.scripted", "--ttft-ms", str(ttft_ms), "--itl-ms", str(itl_ms),
-            "--short", ",".join(str(n) for n in short), "--model", model, "--lifetime-s", str(lifetime_s),
-            "--itl-per-stream-ms", str(itl_per_stream_ms)]
+            "--short", numbers(short), "--model", model, "--lifetime-s", str(lifetime_s),
+            "--itl-per-stream-ms", str(itl_per_stream_ms), "--prefill-ms-per-token", str(prefill_ms_per_token),
+            "--slow", numbers(slow), "--slow-ttft-ms", str(slow_ttft_ms), "--miscount", numbers(miscount)]
     if first_ttft_ms is not None:
         args += ["--first-ttft-ms", str(first_ttft_ms)]
     if not usage:
