@@ -14,7 +14,7 @@ import torch
 MODULE = "cross_entropy_metal"
 KERNEL = "cross_entropy_rows"
 # Where the buffers live. Graded only on MPS; the task's offline dry check
-# (tasks/metal_cross_entropy_kernel/dry_check) points this at the CPU and replaces
+# (tools/metal_dry_check) points this at the CPU and replaces
 # torch.mps.compile_shader with a CPU emulation.
 DEVICE = torch.device("mps")
 

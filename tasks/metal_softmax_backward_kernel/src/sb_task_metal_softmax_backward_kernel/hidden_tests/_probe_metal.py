@@ -14,7 +14,7 @@ import torch
 MODULE = "softmax_backward_metal"
 KERNEL = "softmax_backward_rows"
 # Where the buffers live. Graded only on MPS; the task's offline dry check
-# (tasks/metal_softmax_backward_kernel/dry_check) points this at the CPU and replaces
+# (tools/metal_dry_check) points this at the CPU and replaces
 # torch.mps.compile_shader with a CPU emulation.
 DEVICE = torch.device("mps")
 

@@ -1,4 +1,4 @@
-"""Dry check of this Metal task on a machine without Metal (Linux, g++): NOT grading.
+"""Dry check of a Metal task on a machine without Metal (Linux, g++): NOT grading.
 
 Runs the hidden tests against the reference, the untouched starter and every hand mutant,
 with the shader compiled by g++ and dispatched by a deterministic CPU emulation
@@ -7,8 +7,11 @@ tests' plumbing, oracles and tolerances hold together and that the reference's a
 barriers included, is right under the emulator's strict rules; it does not show that any
 shader compiles or runs under Metal, or that a mutant is caught on a GPU.
 
-    python dry_check/run_dry.py [--order 0|1|2] [reference | starter | MUTANT ...]
-    python dry_check/run_dry.py [--order 0|1|2] --generated [ID ...]
+    python tools/metal_dry_check/run_dry.py SLUG [--order 0|1|2] [reference | starter | MUTANT ...]
+    python tools/metal_dry_check/run_dry.py SLUG [--order 0|1|2] --generated [ID ...]
+
+One copy serves both Metal tasks; each keeps only its kernel's signature, in
+tasks/<slug>/dry_check/signatures.json.
 
 With no variant named: all of them. Exit status 1 when the reference fails a test, the
 starter passes one, or a mutant expected caught passes everything.
@@ -23,11 +26,13 @@ import tempfile
 import yaml
 
 HERE = pathlib.Path(__file__).resolve().parent
-TASK = HERE.parent
+SLUG = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else sys.exit(
+    "usage: run_dry.py SLUG [--order 0|1|2] [VARIANT ... | --generated [ID ...]]")
+TASK = HERE.parent.parent / "tasks" / SLUG
 PACKAGE = next((TASK / "src").glob("sb_task_*"))
 FILE = next((PACKAGE / "starter").glob("*.py")).name
 # The kernel's parameters before the three built-ins, as the prompt declares them.
-SIGNATURES = json.loads((HERE / "signatures.json").read_text())
+SIGNATURES = json.loads((TASK / "dry_check" / "signatures.json").read_text())
 
 
 def run_variant(name, folder, order, stop_early=False):
@@ -128,4 +133,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[2:]))
