@@ -60,6 +60,24 @@ def task_copy(tmp_path):
     return make
 
 
+def fake_install(site: Path, package_dir: Path, entry_name: str) -> None:
+    """Make `package_dir` importable from `site` with an `sb` entry point, as pip would."""
+    shutil.copytree(package_dir, site / package_dir.name, ignore=shutil.ignore_patterns("__pycache__"))
+    dist = site / f"sb_task_{entry_name}-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: sb-task-{entry_name}\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(f"[sb]\n{entry_name} = {package_dir.name}\n")
+
+
+@pytest.fixture
+def fixture_env(tmp_path):
+    """An environment where the fixture task is installed (and only it is loaded)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    fake_install(site, FIXTURE_TASK_DIR, "fixture_add")
+    return sb_env(PYTHONPATH=str(site), SB_LOAD_PLUGINS="fixture_add")
+
+
 def sb_env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("SB_LOAD_PLUGINS",)}
     env.update({"NO_COLOR": "1", "COLUMNS": "200"}, **extra)

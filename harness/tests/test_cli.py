@@ -11,31 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_TASK_DIR, sb_env
+from conftest import FIXTURE_TASK_DIR, fake_install, sb_env
 
 SB = [sys.executable, "-c", "from sb.cli import main; main()"]
 
 
 def sb(*args, env=None, cwd=None):
     return subprocess.run([*SB, *args], capture_output=True, text=True, env=env or sb_env(), cwd=cwd, timeout=600)
-
-
-def fake_install(site: Path, package_dir: Path, entry_name: str) -> None:
-    """Make `package_dir` importable from `site` with an `sb` entry point, as pip would."""
-    shutil.copytree(package_dir, site / package_dir.name, ignore=shutil.ignore_patterns("__pycache__"))
-    dist = site / f"sb_task_{entry_name}-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: sb-task-{entry_name}\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text(f"[sb]\n{entry_name} = {package_dir.name}\n")
-
-
-@pytest.fixture
-def fixture_env(tmp_path):
-    """An environment where the fixture task is installed (and only it is loaded)."""
-    site = tmp_path / "site"
-    site.mkdir()
-    fake_install(site, FIXTURE_TASK_DIR, "fixture_add")
-    return sb_env(PYTHONPATH=str(site), SB_LOAD_PLUGINS="fixture_add")
 
 
 def test_list_json_has_the_contract_keys():

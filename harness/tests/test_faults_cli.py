@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_TASK_DIR, sb_env
-from test_cli import fake_install
+from conftest import FIXTURE_TASK_DIR, fake_install, sb_env
 
 SB = [sys.executable, "-c", "from sb.cli import main; main()"]
 
@@ -29,14 +28,6 @@ def one_line_error(done, code: int, words: str) -> None:
     assert done.returncode == code, (done.returncode, done.stdout[-500:], done.stderr[-500:])
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("sb: error: "), done.stderr
     assert words in done.stderr, done.stderr
-
-
-@pytest.fixture
-def fixture_env(tmp_path):
-    site = tmp_path / "site"
-    site.mkdir()
-    fake_install(site, FIXTURE_TASK_DIR, "fixture_add")
-    return sb_env(PYTHONPATH=str(site), SB_LOAD_PLUGINS="fixture_add")
 
 
 @pytest.mark.parametrize("args, words", [

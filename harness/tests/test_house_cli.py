@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_TASK_DIR, REPO, sb_env
-from test_cli import fake_install
+from conftest import FIXTURE_TASK_DIR, REPO, fake_install, sb_env
 
 SB = [sys.executable, "-c", "from sb.cli import main; main()"]
 HIDE_MATPLOTLIB = [sys.executable, "-c", "import sys; sys.modules['matplotlib'] = None\nfrom sb.cli import main; main()"]
@@ -19,14 +18,6 @@ GOLDEN = Path(__file__).parent / "golden"
 
 def sb(*args, env=None, cwd=None, argv0=SB):
     return subprocess.run([*argv0, *args], capture_output=True, text=True, env=env or sb_env(), cwd=cwd, timeout=600)
-
-
-@pytest.fixture
-def fixture_env(tmp_path):
-    site = tmp_path / "site"
-    site.mkdir()
-    fake_install(site, FIXTURE_TASK_DIR, "fixture_add")
-    return sb_env(PYTHONPATH=str(site), SB_LOAD_PLUGINS="fixture_add")
 
 
 def test_piped_list_matches_its_golden_file_and_never_wraps(fixture_env):

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HERE, sb_env
-from test_cli import fake_install
+from conftest import HERE, fake_install, sb_env
 from test_report import entry, make_doc
 
 SB = [sys.executable, "-c", "from sb.cli import main; main()"]

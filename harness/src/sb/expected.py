@@ -47,10 +47,13 @@ def cache_key(task) -> str:
     return hashlib.sha256(f"{task.slug}\0{task.content_hash}\0{fingerprint()}".encode()).hexdigest()[:24]
 
 
+def _entry_path(task) -> Path:
+    return cache_dir() / "expected" / f"{task.slug}-{cache_key(task)}.json"
+
+
 def reference_ids(task, sandbox, use_cache: bool = True) -> ReferenceIds:
     """The ids from the cache, or from grading the reference now (and caching them)."""
-    path = cache_dir() / "expected" / f"{task.slug}-{cache_key(task)}.json"
-    cached = _read(path, task) if use_cache else None
+    cached = _read(_entry_path(task), task) if use_cache else None
     if cached is not None:
         return ReferenceIds(cached)
     from sb.grading import grade
@@ -67,7 +70,7 @@ def record(task, reference: Outcome) -> None:
     """Cache a passing reference's ids (validate and mutants call this after their own run)."""
     if not reference.passed:
         return
-    path = cache_dir() / "expected" / f"{task.slug}-{cache_key(task)}.json"
+    path = _entry_path(task)
     doc = {"slug": task.slug, "content_hash": task.content_hash, "ids": reference.test_ids}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

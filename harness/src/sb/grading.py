@@ -10,6 +10,7 @@ produced, never from an exit code, and nothing the worker does can write that re
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import sys
@@ -23,7 +24,7 @@ from pathlib import Path
 from sb.outcome import Outcome, Status
 from sb.hardware import accelerator_devices
 from sb.interrupt import temporary_directory
-from sb.sandbox.base import Job, Sandbox
+from sb.sandbox.base import Completed, Job, Sandbox
 from sb.sandbox.view import JUDGE_DISTRIBUTIONS, python_view
 from sb.task import FileSet, Task
 
@@ -143,35 +144,15 @@ def execute(task: Task, solution: FileSet, sandbox: Sandbox):
         finally:
             cancel.set()
             thread.join()
-        return reader.finish(), Judged.of(judged, worker_done.get("completed"))
+        return reader.finish(), _fold(judged, worker_done.get("completed"))
 
 
-@dataclass
-class Judged:
-    """How the two processes of one grading ended: the judge's Completed, with the
-    worker's limit and stall sampling folded in (the worker is where the solution runs)."""
-
-    judge: object
-    worker: object
-
-    @classmethod
-    def of(cls, judge, worker):
-        return cls(judge, worker)
-
-    @property
-    def timed_out(self) -> bool:
-        return self.judge.timed_out or bool(self.worker and self.worker.timed_out)
-
-    @property
-    def looks_blocked(self) -> bool:
-        return bool(self.worker and self.worker.timed_out and self.worker.looks_blocked)
-
-    @property
-    def cpu_rate_at_limit(self):
-        return self.worker.cpu_rate_at_limit if self.worker else None
-
-    def __getattr__(self, name):
-        return getattr(self.judge, name)
+def _fold(judge: Completed, worker: Completed | None) -> Completed:
+    """The judge's Completed with the worker's limit folded in: the solution runs in the
+    worker, so its timeout is the grading's, and its CPU at the limit decides a stall."""
+    worker_timed_out = bool(worker and worker.timed_out)
+    return dataclasses.replace(judge, timed_out=judge.timed_out or worker_timed_out,
+                               cpu_rate_at_limit=worker.cpu_rate_at_limit if worker_timed_out else None)
 
 
 def _worker_job(task: Task, layout: dict, fd: int, cancel) -> Job:

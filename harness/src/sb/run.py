@@ -201,6 +201,7 @@ MAX_TRANSPORT_FAILURES = 3
 
 def _new_document(sweep: Sweep, draw: int) -> dict:
     now = datetime.now(timezone.utc)
+    environment = results.environment(sweep.sandbox.name)
     return {"schema_version": results.SCHEMA_VERSION, "run_id": f"{sweep.group_id}-d{draw}",
             "group_id": sweep.group_id, "sweep_key": sweep.key, "draw": draw, "draws": sweep.draws,
             "model": sweep.model, "adapter": sweep.adapter.name, "run_at": now.isoformat(timespec="seconds"),
@@ -209,8 +210,8 @@ def _new_document(sweep: Sweep, draw: int) -> dict:
             "attempts": 1, "settings": dict(sweep.options.settings), "base_url": sweep.options.base_url,
             "endpoint": sweep.adapter.endpoint(sweep.options),
             "official_endpoint": sweep.adapter.official_endpoint(),
-            "isolation": sweep.sandbox.name, "environment": results.environment(sweep.sandbox.name),
-            "toolchain_fingerprint": results.environment(sweep.sandbox.name)["fingerprint"],
+            "isolation": sweep.sandbox.name, "environment": environment,
+            "toolchain_fingerprint": environment["fingerprint"],
             "wall_clock_s": 0.0, "complete": False, "tasks": []}
 
 
