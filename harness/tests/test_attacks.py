@@ -482,6 +482,21 @@ def test_writing_outside_the_grading_directory_fails(fixture_task, bwrap_sandbox
     assert not any(t.exists() for t in targets)
 
 
+def test_what_graded_code_writes_is_bounded_in_total(fixture_task, bwrap_sandbox, expected):
+    """Per-file limits alone let a solution fill the host's disk with many files; every
+    writable place it has (its folder, TMPDIR, HOME, /tmp, /dev/shm, /var/tmp, /run) is
+    bounded, about 0.8 GB in all (docs/sandbox.md), so 1.5 GB never fits."""
+    source = ("import os\nchunk = bytes(32 * 1024 * 1024)\ntotal = 0\n"
+              "places = ['.', os.environ.get('TMPDIR', '.'), os.environ.get('HOME', '.'), '/tmp', '/dev/shm', '/var/tmp', '/run']\n"
+              "for i, place in enumerate(places):\n    n = 0\n    while total < 1536 * 1024 * 1024:\n"
+              "        try:\n            with open(os.path.join(place, f'fill{i}-{n}'), 'wb') as out:\n"
+              "                out.write(chunk)\n        except OSError:\n            break\n"
+              "        total += len(chunk)\n        n += 1\n"
+              "def add(a, b):\n    return a + b if total >= 1536 * 1024 * 1024 else a - b - 1\n")
+    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
+    assert outcome.status == Status.FAILED, outcome.detail
+
+
 def test_a_child_that_outlives_the_run_is_killed(fixture_task, bwrap_sandbox, expected):
     tag = f"sb-straggler-{uuid.uuid4().hex}"
     source = (f"import os, subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', '{tag}'],"

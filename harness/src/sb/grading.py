@@ -24,7 +24,7 @@ from pathlib import Path
 from sb.outcome import Outcome, Status
 from sb.hardware import accelerator_devices
 from sb.interrupt import temporary_directory
-from sb.sandbox.base import Completed, Job, Sandbox
+from sb.sandbox.base import PRIVATE_WRITES_MB, Completed, Job, Sandbox
 from sb.sandbox.view import JUDGE_DISTRIBUTIONS, python_view
 from sb.task import FileSet, Task
 
@@ -161,7 +161,8 @@ def _worker_job(task: Task, layout: dict, fd: int, cancel) -> Job:
             str(layout["solution"]), str(fd), ",".join(_preimports(task))]
     return Job(argv=argv, cwd=layout["solution"], env=_env(layout["wscratch"], view), timeout_s=task.meta.time_limit_s,
                writable=(layout["solution"], layout["wscratch"]), readable=(*view.readable, str(layout["wire"])),
-               masked=view.masked, devices=accelerator_devices(task.meta), pass_fds=(fd,), cancel=cancel)
+               masked=view.masked, devices=accelerator_devices(task.meta), pass_fds=(fd,), cancel=cancel,
+               private_writes_mb=PRIVATE_WRITES_MB)
 
 
 def _judge_job(task: Task, layout: dict, record_fd: int, fd: int) -> Job:
@@ -173,7 +174,7 @@ def _judge_job(task: Task, layout: dict, record_fd: int, fd: int) -> Job:
     return Job(argv=argv, cwd=layout["solution_copy"], env=_env(layout["jscratch"], view),
                timeout_s=task.meta.time_limit_s + JUDGE_GRACE_S, writable=(layout["jscratch"],), readable=readable,
                masked=view.masked, devices=accelerator_devices(task.meta), hidden=_task_folder(task),
-               pass_fds=(record_fd, fd))
+               pass_fds=(record_fd, fd), private_writes_mb=PRIVATE_WRITES_MB)
 
 
 _PY_FLAGS = ("-s", "-B", "-P")

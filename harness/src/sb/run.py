@@ -27,7 +27,8 @@ from sb.interrupt import temporary_directory
 from sb.names import safe_name
 from sb.models.base import Attempt, ModelOptions
 from sb.outcome import Outcome, Status
-from sb.task import Task, read_tree_from_path
+from sb.solver_output import read_solver_output
+from sb.task import Task
 
 
 @dataclass
@@ -230,12 +231,13 @@ def solve_and_grade(task: Task, runner: _Runner) -> tuple[Outcome, Attempt | Non
             attempt = _attempt(task, sweep, workdir)
         if not attempt.produced_files:
             return Outcome(task.slug, attempt.status, detail=attempt.detail), attempt
-        left = read_tree_from_path(workdir)
-    if reference.outcome is not None and _declared(task, left) == _declared(task, task.reference_files):
+        left = read_solver_output(workdir, task.starter_files)
+    if reference.outcome is not None and left.files == _declared(task, task.reference_files):
         outcome = copy.deepcopy(reference.outcome)  # the very files just graded: the same verdict
     else:
         with runner.grade_slots:
-            outcome = grade(task, left, sweep.sandbox, reference.ids)
+            outcome = grade(task, left.files, sweep.sandbox, reference.ids)
+    outcome = left.annotate(outcome)
     outcome.dropped_files = sorted(set(outcome.dropped_files) | set(attempt.dropped_files))
     return outcome, attempt
 

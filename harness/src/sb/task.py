@@ -238,23 +238,6 @@ def tree_names(folder: Traversable) -> set:
 
 
 
-def read_tree_from_path(folder, max_bytes: int = 4 * 1024 * 1024) -> FileSet:
-    """Every regular file a solver left under a real directory. Symlinks and oversized files
-    are skipped: a solver must not make the harness read something outside its folder."""
-    import os
-    from pathlib import Path
-    root = Path(folder)
-    files: FileSet = {}
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = [d for d in dirnames if d not in SKIPPED_NAMES]
-        for name in filenames:
-            path = Path(dirpath) / name
-            if path.is_symlink() or not path.is_file() or path.stat().st_size > max_bytes:
-                continue
-            files[path.relative_to(root).as_posix()] = path.read_bytes()
-    return files
-
-
 def load_task_dir(folder, package: str | None = None) -> Task:
     """Read a task from a plain folder laid out like a task package (authoring and tests)."""
     from pathlib import Path

@@ -21,6 +21,7 @@ from sb.errors import SbError
 from sb.interrupt import track_group, untrack_group
 
 DEFAULT_MEMORY_MB = 8192
+PRIVATE_WRITES_MB = 512  # a grading's writable folders and /tmp together (see docs/sandbox.md)
 OUTPUT_TAIL_BYTES = 20_000
 
 
@@ -35,6 +36,10 @@ class Job:
     every folder in `masked` empty; `hidden` paths are never visible at all. `cancel`, when
     given, is an Event the grader sets when the run is no longer wanted: the sandbox then
     kills the command's whole tree and returns.
+
+    `private_writes_mb`, when set, says nothing the command writes is read back: a sandbox
+    that can should give it copies of its `writable` folders on a private file system of
+    that size, so the total a hostile solution writes is bounded (not only each file).
     """
 
     argv: list
@@ -51,6 +56,7 @@ class Job:
     memory_mb: int = DEFAULT_MEMORY_MB
     max_processes: int = 256
     max_file_mb: int = 512
+    private_writes_mb: int | None = None
 
 
 @dataclass

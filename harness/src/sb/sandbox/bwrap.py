@@ -10,9 +10,11 @@ time limit. See docs/sandbox.md.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
+from contextlib import ExitStack, contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -28,8 +30,11 @@ class BwrapSandbox(Sandbox):
         return _probe()
 
     def run(self, job: Job) -> Completed:
-        argv = bwrap_argv(job, hidden_paths(job))
-        return run_process(argv, job, "bwrap", preexec=limits_preexec(job))
+        if not job.private_writes_mb:
+            return run_process(bwrap_argv(job, hidden_paths(job)), job, "bwrap", preexec=limits_preexec(job))
+        with private_copies(job) as (copies, fds):
+            job = dataclasses.replace(job, pass_fds=(*job.pass_fds, *fds))
+            return run_process(bwrap_argv(job, hidden_paths(job), copies), job, "bwrap", preexec=limits_preexec(job))
 
 
 @lru_cache(maxsize=1)
@@ -54,6 +59,7 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd",
              "/etc/group", "/etc/nsswitch.conf", "/etc/alternatives")
 SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+SCRATCH_MB = {"/tmp": 512, "/var/tmp": 16, "/run": 16, "/dev/shm": 256}  # all in memory: each one bounded
 
 
 @lru_cache(maxsize=1)
@@ -69,15 +75,17 @@ def bwrap_version() -> str | None:
     return out.split()[-1] if out else "unknown"
 
 
-def bwrap_argv(job: Job, hidden: list) -> list:
+def bwrap_argv(job: Job, hidden: list, copies: list | None = None) -> list:
     """An allow-list, never the host's root: the system's libraries, a few files of /etc,
     the job's readable and writable paths and its devices. No checkout, no .git, no $HOME,
-    no host sockets (/run, /tmp and /var are fresh or absent)."""
+    no host sockets (/run, /tmp and /var are fresh or absent). With `copies` (a private
+    job) the writable folders are copies on the sized /tmp, never the host's folders."""
     argv = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
     argv += _system_mounts()
     argv += ["--dev", "/dev", "--proc", "/proc"]
     for mount in SCRATCH_MOUNTS:
-        argv += ["--tmpfs", mount]
+        size = job.private_writes_mb if (mount == "/tmp" and job.private_writes_mb) else SCRATCH_MB[mount]
+        argv += ["--size", str(size * 1024 * 1024), "--tmpfs", mount]
     inside_mask = [p for p in job.readable if any(_under(p, m) for m in job.masked)]
     argv += _ro_binds(p for p in job.readable if p not in inside_mask)
     for path in job.masked:
@@ -85,8 +93,7 @@ def bwrap_argv(job: Job, hidden: list) -> list:
     argv += _ro_binds(inside_mask)
     for path in hidden:
         argv += ["--tmpfs", str(path)] if Path(path).is_dir() else ["--ro-bind", "/dev/null", str(path)]
-    for path in job.writable:
-        argv += ["--bind", str(path), str(path)]
+    argv += _writable_mounts(job, copies)
     for device in job.devices:
         argv += ["--dev-bind", str(device), str(device)]
     if job.devices:
@@ -94,6 +101,44 @@ def bwrap_argv(job: Job, hidden: list) -> list:
     argv += ["--remount-ro", "/"]  # the folders bwrap made for mount points are not a place to write
     argv += ["--chdir", str(job.cwd), "--"]
     return argv + list(job.argv)
+
+
+def _writable_mounts(job: Job, copies: list | None) -> list:
+    if copies is None:
+        return [arg for path in job.writable for arg in ("--bind", str(path), str(path))]
+    argv = []
+    for path in job.writable:
+        if not _under(path, "/tmp"):  # outside the sized /tmp: a sized file system of its own
+            argv += ["--size", str(job.private_writes_mb * 1024 * 1024), "--tmpfs", str(path)]
+    for kind, fd, path in copies:
+        argv += ["--dir", path] if kind == "dir" else ["--file", str(fd), path]
+    return argv
+
+
+@contextmanager
+def private_copies(job: Job):
+    """Each writable folder's directories and files, as bwrap's `--dir` and `--file FD`
+    operations (bwrap copies every file's bytes from its descriptor into the sandbox)."""
+    copies, fds = [], []
+    with ExitStack() as stack:
+        for root in job.writable:
+            copies.append(("dir", None, str(root)))
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames.sort()
+                copies += [("dir", None, os.path.join(dirpath, name)) for name in dirnames]
+                for name in sorted(filenames):
+                    fd = os.open(os.path.join(dirpath, name), os.O_RDONLY | os.O_NOFOLLOW)
+                    stack.callback(_close_quietly, fd)
+                    copies.append(("file", fd, os.path.join(dirpath, name)))
+                    fds.append(fd)
+        yield copies, fds
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass  # run_process closes passed descriptors once the child has started
 
 
 @lru_cache(maxsize=1)
