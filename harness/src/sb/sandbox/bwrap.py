@@ -14,7 +14,7 @@ import dataclasses
 import os
 import shutil
 import subprocess
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -34,7 +34,9 @@ class BwrapSandbox(Sandbox):
             return run_process(bwrap_argv(job, hidden_paths(job)), job, "bwrap", preexec=limits_preexec(job))
         with private_copies(job) as (copies, fds):
             job = dataclasses.replace(job, pass_fds=(*job.pass_fds, *fds))
-            return run_process(bwrap_argv(job, hidden_paths(job), copies), job, "bwrap", preexec=limits_preexec(job))
+            argv = bwrap_argv(job, hidden_paths(job), copies)
+            fds.clear()  # handed to run_process, which closes what it passes: never closed twice
+            return run_process(argv, job, "bwrap", preexec=limits_preexec(job))
 
 
 @lru_cache(maxsize=1)
@@ -118,9 +120,12 @@ def _writable_mounts(job: Job, copies: list | None) -> list:
 @contextmanager
 def private_copies(job: Job):
     """Each writable folder's directories and files, as bwrap's `--dir` and `--file FD`
-    operations (bwrap copies every file's bytes from its descriptor into the sandbox)."""
+    operations (bwrap copies every file's bytes from its descriptor into the sandbox). The
+    descriptors left in `fds` at the end are closed; a caller that hands them to a process
+    empties it. A descriptor closed twice closes whatever another thread (a concurrent
+    grading) has opened under the same number since: its Popen then fails with EBADF."""
     copies, fds = [], []
-    with ExitStack() as stack:
+    try:
         for root in job.writable:
             copies.append(("dir", None, str(root)))
             for dirpath, dirnames, filenames in os.walk(root):
@@ -128,17 +133,12 @@ def private_copies(job: Job):
                 copies += [("dir", None, os.path.join(dirpath, name)) for name in dirnames]
                 for name in sorted(filenames):
                     fd = os.open(os.path.join(dirpath, name), os.O_RDONLY | os.O_NOFOLLOW)
-                    stack.callback(_close_quietly, fd)
                     copies.append(("file", fd, os.path.join(dirpath, name)))
                     fds.append(fd)
         yield copies, fds
-
-
-def _close_quietly(fd: int) -> None:
-    try:
-        os.close(fd)
-    except OSError:
-        pass  # run_process closes passed descriptors once the child has started
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 @lru_cache(maxsize=1)
