@@ -78,3 +78,13 @@ def transaction_state(conn, path):
     finally:
         other.close()
     return {"in_transaction": conn.in_transaction, "committed_order_ids": committed}
+
+
+def connection_state(conn):
+    """What a caller would notice about the connection itself: the temporary schema
+    (tables, indexes, views, triggers), the databases attached to it, and whether a
+    transaction is open. (The temp schema is read first: reading it attaches 'temp'.)"""
+    temp = [list(r) for r in sqlite3.Cursor(conn).execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_temp_master ORDER BY type, name")]
+    databases = [[r[1], r[2]] for r in sqlite3.Cursor(conn).execute("PRAGMA database_list")]
+    return {"temp_schema": temp, "databases": databases, "in_transaction": conn.in_transaction}

@@ -163,3 +163,31 @@ def test_the_callers_open_transaction_is_left_alone():
     state = shop_probe().transaction_state(conn, path)
     assert state["in_transaction"] is True, "the caller's transaction was ended (committed or rolled back)"
     assert state["committed_order_ids"] == sorted(o[0] for o in orders), "the caller's pending order was committed"
+
+
+def test_the_connection_is_left_as_it_was_found():
+    """No temporary table (or index, view, trigger) left on the connection, nothing
+    attached, and no transaction left open: on a connection with no transaction open, and
+    on one where the caller has a transaction open (which must stay open)."""
+    shop = random_shop(8, n_customers=40)
+    before = shop_probe().connection_state(shop.conn)
+    assert before["temp_schema"] == [] and before["in_transaction"] is False  # the test's own setup
+    checked(shop, list(range(1, 41)))
+    checked(shop, list(range(5, 16)))
+    after = shop_probe().connection_state(shop.conn)
+    assert after["temp_schema"] == before["temp_schema"], (
+        f"customer_report left temporary objects on the caller's connection: {after['temp_schema']}")
+    assert after["databases"] == before["databases"], f"databases attached: {after['databases']}"
+    assert after["in_transaction"] is False, "customer_report left a transaction open on the connection"
+
+    customers, orders, items = random_rows(9, n_customers=20)
+    pending = [len(orders) + 1, 4, "paid", 555]
+    conn, _ = shop_probe().build_file_with_open_transaction(
+        [list(r) for r in customers], [list(r) for r in orders], [list(r) for r in items], [pending])
+    shop = Shop.__new__(Shop)
+    shop.customers, shop.orders, shop.items, shop.conn = customers, orders + [tuple(pending)], items, conn
+    before = shop_probe().connection_state(conn)
+    assert before["temp_schema"] == [] and before["in_transaction"] is True  # the test's own setup
+    checked(shop, list(range(1, 21)))
+    after = shop_probe().connection_state(conn)
+    assert after == before, f"the connection changed during the call: {before} -> {after}"

@@ -10,6 +10,7 @@ in, fails this file with probability below 6e-7.
 """
 import numpy as np
 
+from sb.judge import probe
 from speculative import verify_draft  # noqa: F401  (imported at top level: the starter fails each test, not collection)
 
 import _spec_harness as h
@@ -109,3 +110,23 @@ def test_randomness_comes_only_from_the_given_generator():
     assert first != other, (
         "a differently seeded Generator gave identical output over 300 rounds: "
         "the rng argument is not being used")
+
+
+def test_no_generator_of_its_own():
+    """With numpy's and random's generator constructors, seeding, legacy global functions
+    and Generator.spawn fenced off (calling one raises), verify_draft still works and
+    returns exactly what it returns unfenced from the same generator state. A solution
+    that seeds a private generator from rng (deterministic, and statistically right) calls
+    a constructor and is caught here. Not statistical: no false-failure probability."""
+    tokens, ctx = h.draw_drafts(300, h.K, 4)
+    draft_probs, target_probs = h.DRAFT[ctx[:, : h.K]], h.TARGET[ctx]
+    _, plain, _ = h.run(tokens, draft_probs, target_probs, verify_seed=8)
+    fenced = probe("_probe_fenced.py").run_rounds_fenced(tokens, draft_probs, target_probs, 8)
+    assert fenced["blocked"] == [] and fenced["errors"] == [], (
+        f"verify_draft called {fenced['blocked']} ({fenced['errors'][:1]}): draw every random "
+        "number from rng itself, not from a generator of your own")
+    lengths = [int(n) for n in fenced["lengths"]]
+    edges = np.cumsum([0] + lengths)
+    flat = fenced["tokens"].tolist()
+    assert [flat[a:b] for a, b in zip(edges[:-1], edges[1:])] == plain, (
+        "with other random sources fenced off, the same rng state gave different output")
