@@ -15,6 +15,7 @@ import ctypes
 import os
 import site
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -495,6 +496,25 @@ def test_what_graded_code_writes_is_bounded_in_total(fixture_task, bwrap_sandbox
               "def add(a, b):\n    return a + b if total >= 1536 * 1024 * 1024 else a - b - 1\n")
     outcome = attack(fixture_task, bwrap_sandbox, expected, source)
     assert outcome.status == Status.FAILED, outcome.detail
+
+
+def test_no_privilege_to_remount_unmount_or_nest_a_namespace(fixture_task, bwrap_sandbox, expected):
+    """Run as root, bwrap keeps every capability in the sandbox's user namespace unless told
+    otherwise: graded code could remount a read-only bind writable (the interpreter's own
+    folders: code that runs in every later sb command) or unmount a mask."""
+    marker = Path(sys.prefix) / f"sb-remount-{uuid.uuid4().hex}"
+    source = ("import ctypes, os, sys\nlibc = ctypes.CDLL(None, use_errno=True)\nwon = []\n"
+              f"for target in (sys.prefix, os.path.dirname(os.__file__), '/usr'):\n"
+              "    if libc.mount(None, target.encode(), None, 32 | 4096, None) == 0:  # MS_REMOUNT | MS_BIND\n"
+              "        won.append('remount ' + target)\n"
+              f"try:\n    open({str(marker)!r}, 'w').write('x')\n    won.append('wrote')\nexcept OSError:\n    pass\n"
+              "if libc.umount2(b'/tmp', 2) == 0:\n    won.append('umount')\n"
+              "if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER: every capability again, inside\n"
+              "    won.append('unshare')\n"
+              "def add(a, b):\n    return a + b if won else a - b - 1\n")
+    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
+    assert outcome.status == Status.FAILED, outcome.detail
+    assert not marker.exists()
 
 
 def test_a_child_that_outlives_the_run_is_killed(fixture_task, bwrap_sandbox, expected):

@@ -4,8 +4,8 @@ New user, pid, network, ipc and uts namespaces (no route out, the host's loopbac
 abstract sockets unreachable); an allow-listed filesystem: the system's libraries, a few
 files of /etc, and only what the job names readable or writable (the interpreter, the
 distributions it needs, its own grading folders); its own session keyring; rlimits on
-memory, processes, file size and CPU time; die-with-parent; the whole tree killed at the
-time limit. See docs/sandbox.md.
+memory, processes, file size and CPU time; no capabilities and no nested user namespace;
+die-with-parent; the whole tree killed at the time limit. See docs/sandbox.md.
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def bwrap_argv(job: Job, hidden: list, copies: list | None = None) -> list:
     no host sockets (/run, /tmp and /var are fresh or absent). With `copies` (a private
     job) the writable folders are copies on the sized /tmp, never the host's folders."""
     argv = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
+    argv += _no_privileges()
     argv += _system_mounts()
     argv += ["--dev", "/dev", "--proc", "/proc"]
     for mount in SCRATCH_MOUNTS:
@@ -103,6 +104,22 @@ def bwrap_argv(job: Job, hidden: list, copies: list | None = None) -> list:
     argv += ["--remount-ro", "/"]  # the folders bwrap made for mount points are not a place to write
     argv += ["--chdir", str(job.cwd), "--"]
     return argv + list(job.argv)
+
+
+@lru_cache(maxsize=1)
+def _no_privileges() -> tuple:
+    """No capabilities inside, and no user namespace of its own to regain them in. Run as
+    root, bwrap would otherwise keep every capability in the sandbox's user namespace,
+    and graded code could remount its read-only binds writable or unmount a mask."""
+    flags = ("--cap-drop", "ALL")
+    try:
+        usage = subprocess.run([shutil.which("bwrap") or "bwrap", "--help"], capture_output=True, text=True,
+                               timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        usage = ""
+    if "--disable-userns" in usage:  # bubblewrap 0.8 and later
+        flags = ("--unshare-user", "--disable-userns", *flags)
+    return flags
 
 
 def _writable_mounts(job: Job, copies: list | None) -> list:
