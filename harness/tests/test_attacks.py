@@ -610,3 +610,89 @@ def test_an_exception_with_a_demanding_constructor_crosses_as_its_type():
     except UnicodeDecodeError as exc:
         rebuilt = _wire.build_exception(_wire.describe_exception(exc))
     assert type(rebuilt) is UnicodeDecodeError and isinstance(rebuilt, ValueError)
+
+
+# ---------------------------------------------------------------- found by an outside red team
+
+
+LIAR = '''
+class Liar:
+    """Says it has two items, yields none: a loop over it compares nothing."""
+    def __len__(self):
+        return 2
+    def __iter__(self):
+        return iter(())
+'''
+
+
+@pytest.fixture
+def pairs_task(task_copy):
+    """Hidden tests that check a length, then compare item by item (a common shape), once
+    through a plain call and once through a probe."""
+    from sb.task import load_task_dir
+    folder = task_copy()
+    (folder / "reference" / "adder.py").write_text(CORRECT + "def add_pairs(pairs):\n    return [add(a, b) for a, b in pairs]\n")
+    (folder / "hidden_tests" / "_probe_pairs.py").write_text(
+        "import adder\ndef sums(pairs):\n    return adder.add_pairs(pairs)\n")
+    (folder / "hidden_tests" / "test_add.py").write_text(
+        "from sb.judge import probe\nimport adder\nPAIRS = [(1, 2), (30, 4)]\n\n"
+        "def _check(got):\n    assert len(got) == len(PAIRS)\n    for value, (a, b) in zip(got, PAIRS):\n"
+        "        assert value == a + b\n\n"
+        "def test_through_a_call():\n    _check(adder.add_pairs(PAIRS))\n\n"
+        "def test_through_a_probe():\n    _check(probe('_probe_pairs.py').sums(PAIRS))\n")
+    return load_task_dir(folder, package="pairs_fixture")
+
+
+def test_an_object_that_lies_about_its_length_is_tampered(pairs_task, bwrap_sandbox):
+    reference = grade(pairs_task, pairs_task.reference_files, bwrap_sandbox)
+    assert reference.passed, reference.detail
+    source = CORRECT + LIAR + "def add_pairs(pairs):\n    return Liar()\n"
+    outcome = grade(pairs_task, {"adder.py": source.encode()}, bwrap_sandbox, reference.test_ids)
+    assert outcome.status == Status.TAMPERED, outcome.detail
+    assert "length" in outcome.detail or "live object" in outcome.detail
+
+
+def test_a_probe_answering_with_a_live_object_is_tampered(pairs_task, bwrap_sandbox):
+    """The solution swaps the probe's function for one returning a handle (the route the
+    red team used on grad_accumulation): a probe's answer must be data."""
+    reference = grade(pairs_task, pairs_task.reference_files, bwrap_sandbox)
+    source = CORRECT + LIAR + ("import sys\ndef add_pairs(pairs):\n"
+                               "    if sys._getframe(1).f_globals.get('__name__', '').startswith('sb_probe_'):\n"
+                               "        return Liar()\n"
+                               "    return [a + b for a, b in pairs]\n")
+    outcome = grade(pairs_task, {"adder.py": source.encode()}, bwrap_sandbox, reference.test_ids)
+    assert outcome.status == Status.TAMPERED, outcome.detail
+    assert "live object" in outcome.detail
+
+
+def test_a_frame_nested_too_deeply_is_tampered_not_a_timeout(fixture_task, bwrap_sandbox, expected):
+    """A deep JSON frame made the judge's reader die silently; the judge then waited out
+    its whole time limit and the grading read as a timeout."""
+    source = ("import os, struct, gc\ndef add(a, b):\n"
+              "    body = b'[' * 200000 + b']' * 200000\n"
+              "    for obj in gc.get_objects():\n"
+              "        if type(obj).__name__ == 'Peer' and hasattr(obj, 'write_fd'):\n"
+              "            os.write(obj.write_fd, struct.pack('>II', len(body), 0) + body)\n"
+              "    return a - b - 1\n")
+    outcome = attack(fixture_task, bwrap_sandbox, expected, source)
+    assert outcome.status == Status.TAMPERED, (outcome.status, outcome.detail)
+
+
+def test_a_generator_handed_over_shows_no_frame_and_judge_objects_stay_unchanged(task_copy, bwrap_sandbox):
+    from sb.task import load_task_dir
+    folder = task_copy()
+    (folder / "reference" / "adder.py").write_text(CORRECT + "def total(items):\n    return sum(items)\n")
+    (folder / "hidden_tests" / "test_add.py").write_text(
+        "import adder\nSECRET = 41\n\n"
+        "def test_generator():\n    gen = (n for n in [SECRET, 1])\n    assert adder.total(gen) == 42\n\n"
+        "def test_dict_unchanged():\n    table = {'a': 1}\n    adder.total_of(table) if hasattr(adder, 'total_of') else None\n"
+        "    assert table == {'a': 1}\n    assert adder.total([SECRET + 1]) == 42\n")
+    task = load_task_dir(folder, package="generator_fixture")
+    reference = grade(task, task.reference_files, bwrap_sandbox)
+    assert reference.passed, reference.detail
+    source = CORRECT + ("def total(items):\n    try:\n        return items.gi_frame.f_globals['SECRET'] + 1\n"
+                        "    except Exception:\n        return -1\n"
+                        "def total_of(table):\n    try:\n        table['a'] = 2\n    except Exception:\n        pass\n")
+    outcome = grade(task, {"adder.py": source.encode()}, bwrap_sandbox, reference.test_ids)
+    assert outcome.status == Status.FAILED, outcome.detail
+    assert outcome.counts["passed"] == 0

@@ -83,6 +83,8 @@ def read_frame(fd):
         doc = json.loads(_read_exact(fd, json_len))
     except ValueError as exc:
         raise ProtocolError(f"a frame that is not JSON: {exc}") from None
+    except RecursionError:
+        raise ProtocolError("a frame nested too deeply to read") from None
     if not isinstance(doc, dict):
         raise ProtocolError("a frame that is not a JSON object")
     return doc, [_read_exact(fd, n) for n in lengths]
@@ -443,9 +445,10 @@ class Remote:
     other side never answers `==` (an always-equal object), and a value compared against
     it never travels there."""
 
-    __slots__ = ("_sb_peer", "_sb_handle", "_sb_type", "_sb_callable", "__weakref__")
+    __slots__ = ("_sb_peer", "_sb_handle", "_sb_type", "_sb_callable", "_sb_len", "__weakref__")
 
     def __init__(self, peer, handle, type_label, is_callable):
+        object.__setattr__(self, "_sb_len", None)
         object.__setattr__(self, "_sb_peer", peer)
         object.__setattr__(self, "_sb_handle", handle)
         object.__setattr__(self, "_sb_type", type_label)
@@ -470,11 +473,14 @@ class Remote:
         return self._sb_peer.request("method", handle=self._sb_handle, name=name, args=list(args))
 
     def __len__(self):
-        return self._sb_method("__len__")
+        length = self._sb_method("__len__")
+        object.__setattr__(self, "_sb_len", length)
+        return length
 
     def __iter__(self):
         iterator = self._sb_method("__iter__")
-        return iterator if isinstance(iterator, Remote) else iter(iterator)
+        iterator = iterator if isinstance(iterator, Remote) else iter(iterator)
+        return _LengthChecked(iterator, self._sb_len, self._sb_peer) if self._sb_len is not None else iterator
 
     def __next__(self):
         return self._sb_method("__next__")
@@ -524,6 +530,33 @@ class Remote:
 
     def __reduce__(self):
         raise TypeError("a remote object cannot be pickled")
+
+
+class _LengthChecked:
+    """Iterates a remote object whose length was asked: running out before (or after) that
+    length is a lie about its size, which would make a loop over it compare nothing."""
+
+    def __init__(self, iterator, length, peer):
+        self.iterator, self.length, self.peer, self.seen = iterator, length, peer, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            value = next(self.iterator)
+        except StopIteration:
+            if self.seen != self.length:
+                self._lie(f"an object said its length was {self.length} and yielded {self.seen} items")
+            raise
+        self.seen += 1
+        if self.seen > self.length:
+            self._lie(f"an object said its length was {self.length} and yielded more items")
+        return value
+
+    def _lie(self, text):
+        self.peer._violation(text)
+        raise ProtocolError(text)
 
 
 # ---------------------------------------------------------------- the peer
@@ -677,6 +710,9 @@ class Peer:
             self._close(f"protocol violation: {exc}")
         except OSError as exc:
             self._close(f"the wire failed: {exc}")
+        except Exception as exc:  # whatever a frame made the reader raise: the peer's doing
+            self._violation(f"a frame the reader could not handle: {type(exc).__name__}")
+            self._close(f"protocol violation: {type(exc).__name__}")
 
     def _close(self, reason):
         self.closed = reason
@@ -792,10 +828,19 @@ class Peer:
         return module
 
 
+FRAME_ATTRIBUTES = frozenset({"gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await",
+                              "ag_frame", "ag_code", "ag_await", "f_globals", "f_locals", "f_back", "f_code",
+                              "f_builtins", "tb_frame", "tb_next", "func_globals", "func_code"})
+MUTATING_DUNDERS = frozenset({"__setitem__", "__delitem__"})
+
+
 def _check_judge_policy(op, name):
-    if op in ("getattr", "setattr", "delattr") and name.startswith("_"):
+    """What the worker may do to an object the judge handed over: call it and read its
+    public data. Never a private name, never a way to a frame (a generator's frame holds
+    the test's locals and globals), never a change."""
+    if op in ("getattr", "setattr", "delattr") and (name.startswith("_") or name in FRAME_ATTRIBUTES):
         raise AttributeError(f"{name!r} is not readable from the solution's side")
-    if op in ("setattr", "delattr"):
+    if op in ("setattr", "delattr") or (op == "method" and name in MUTATING_DUNDERS):
         raise AttributeError("the solution's side may not change the judge's objects")
 
 

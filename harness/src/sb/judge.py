@@ -92,8 +92,47 @@ def probe(filename):
         with open(path, encoding="utf-8") as handle:
             source = handle.read()
         name = os.path.splitext(os.path.basename(filename))[0]
-        cache[filename] = _peer().request("probe", name=name, source=source)
+        cache[filename] = ProbeModule(_peer().request("probe", name=name, source=source), filename)
     return cache[filename]
+
+
+class ProbeModule:
+    """A probe as the test sees it. What its functions return must be data: an observation
+    that came back as a handle would be answered by the solution's process each time it
+    is looked at (a length that disagrees with its items, a truth value that changes), so
+    a handle anywhere in a probe's answer is a broken protocol, never a value."""
+
+    def __init__(self, remote, filename):
+        self._remote, self._filename = remote, filename
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = getattr(self._remote, name)
+        if not isinstance(value, Remote):
+            return value
+        if not object.__getattribute__(value, "_sb_callable"):
+            _refuse(self._filename, name)
+        return lambda *args, **kwargs: _data_only(value(*args, **kwargs), self._filename, name)
+
+
+def _data_only(value, filename, name, depth=0):
+    if isinstance(value, Remote) or depth > 64:
+        _refuse(filename, name)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            _data_only(item, filename, name, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _data_only(key, filename, name, depth + 1)
+            _data_only(item, filename, name, depth + 1)
+    return value
+
+
+def _refuse(filename, name):
+    text = f"probe {filename}: {name} answered with a live object, not data"
+    _peer()._violation(text)
+    raise _wire.ProtocolError(text)
 
 
 def solution_source(name):
