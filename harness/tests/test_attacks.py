@@ -696,3 +696,17 @@ def test_a_generator_handed_over_shows_no_frame_and_judge_objects_stay_unchanged
     outcome = grade(task, {"adder.py": source.encode()}, bwrap_sandbox, reference.test_ids)
     assert outcome.status == Status.FAILED, outcome.detail
     assert outcome.counts["passed"] == 0
+
+
+def test_terminal_escapes_in_a_solutions_text_print_as_escapes(capsys, monkeypatch):
+    """An ESC sequence in an exception message could erase the fail line and draw a pass on
+    a real terminal; every control character prints as a visible escape instead."""
+    from sb.outcome import Outcome
+    from sb.report.terminal import print_grade
+    monkeypatch.setenv("NO_COLOR", "1")
+    forged = "\x1b[2K\x1b[1A\r\x1b[32mratelimit: pass (25 passed)\x1b[0m\x07"
+    print_grade(Outcome("ratelimit", Status.FAILED, failed_tests=[f"test_x.py::test_{forged}"], detail=forged,
+                        counts={"failed": 1}))
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\r" not in out
+    assert "\\x1b[2K" in out

@@ -124,13 +124,32 @@ def test_status_classification_is_complete():
         assert not is_evidence(status)
 
 
-def test_a_blocked_accelerator_run_is_device_stall_not_timeout(task_copy, plain_sandbox):
+def test_a_solution_that_only_sleeps_is_a_timeout_not_a_device_stall(task_copy, plain_sandbox):
+    """A blocked run is a device stall only when the device is seen held by someone else:
+    otherwise a do-nothing solution could take its failure out of the rate (found by an
+    outside red team: a CPU check of the CUDA task, which has no device at all)."""
     from sb.task import load_task_dir
     task = load_task_dir(task_copy(tier="accelerated", accelerator="cuda", cpu_checkable=True, time_limit_s=4),
                          package="stall_fixture")
     blocked = {"adder.py": b"import time\ndef add(a, b):\n    time.sleep(60)\n"}  # waits, computes nothing
     outcome = grade(task, blocked, plain_sandbox, ["test_add.py::test_add_negative"])
+    assert outcome.status == Status.TIMEOUT
+    assert outcome.evidence
+
+
+def test_a_blocked_run_on_a_device_held_by_another_process_is_device_stall(task_copy, plain_sandbox, monkeypatch):
+    """No GPU here: the device nodes and the driver's answer are stand-ins (a real held
+    device needs a GPU machine and a second process holding it in exclusive mode)."""
+    from sb import grading, hardware
+    from sb.task import load_task_dir
+    monkeypatch.setattr(grading, "accelerator_devices", lambda meta: ("/dev/null",))
+    monkeypatch.setattr(hardware, "device_holders", lambda meta: ["4242, python"])
+    task = load_task_dir(task_copy(tier="accelerated", accelerator="cuda", cpu_checkable=True, time_limit_s=4),
+                         package="stall_fixture")
+    blocked = {"adder.py": b"import time\ndef add(a, b):\n    time.sleep(60)\n"}
+    outcome = grade(task, blocked, plain_sandbox, ["test_add.py::test_add_negative"])
     assert outcome.status == Status.DEVICE_STALL
+    assert "4242, python" in outcome.detail
     assert not outcome.evidence
 
 
@@ -141,3 +160,24 @@ def test_a_busy_accelerator_run_is_a_timeout(task_copy, plain_sandbox):
     busy = {"adder.py": b"def add(a, b):\n    while True:\n        pass\n"}
     outcome = grade(task, busy, plain_sandbox, ["test_add.py::test_add_negative"])
     assert outcome.status == Status.TIMEOUT
+
+
+def test_bwrap_never_closes_a_passed_descriptor_twice(tmp_path, monkeypatch):
+    """run_process closes what it passes; closing the private copies' descriptors again closed
+    whatever a concurrent grading had opened under those numbers since (its Popen: EBADF)."""
+    import os
+    from sb.sandbox import bwrap
+    from sb.sandbox.base import Completed, Job
+    (tmp_path / "solution.py").write_text("x = 1\n")
+    reused = []
+
+    def fake_run_process(argv, job, isolation, preexec=None):
+        for fd in job.pass_fds:
+            os.close(fd)
+        reused.append(os.open(os.devnull, os.O_RDONLY))  # another thread's file, under a freed number
+        return Completed(0, False, 0.0, isolation=isolation)
+    monkeypatch.setattr(bwrap, "run_process", fake_run_process)
+    job = Job(argv=["true"], cwd=tmp_path, env={}, timeout_s=5, writable=(tmp_path,), private_writes_mb=16)
+    bwrap.BwrapSandbox().run(job)
+    os.fstat(reused[0])  # still open
+    os.close(reused[0])

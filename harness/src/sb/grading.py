@@ -29,7 +29,7 @@ from sb.sandbox.view import JUDGE_DISTRIBUTIONS, python_view
 from sb.task import FileSet, Task
 
 ALLOWED_EXCEPTIONS_FOR_STARTER = ("AssertionError", "NotImplementedError", "Failed")
-PASSTHROUGH_ENV = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+PASSTHROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 PINNED_ENV = {
     "LANG": "C.UTF-8",
     "LC_ALL": "C.UTF-8",
@@ -138,12 +138,13 @@ def execute(task: Task, solution: FileSet, sandbox: Sandbox):
         judge_job = _judge_job(task, layout, record_fd, judge_end)
         worker_done: dict = {}
         thread = threading.Thread(target=lambda: worker_done.update(completed=sandbox.run(worker_job)), daemon=True)
-        thread.start()
-        try:
+        try:  # started inside: an interrupt that lands in start() still cancels the worker's sandbox
+            thread.start()
             judged = sandbox.run(judge_job)
         finally:
             cancel.set()
-            thread.join()
+            if thread.is_alive():
+                thread.join()
         return reader.finish(), _fold(judged, worker_done.get("completed"))
 
 
@@ -235,7 +236,7 @@ def write_files(folder: Path, files: FileSet) -> None:
 def _env(scratch: Path, view=None) -> dict:
     """Built from an allow-list, never copied from the parent: no credential reaches graded code."""
     env = {name: os.environ[name] for name in PASSTHROUGH_ENV if name in os.environ}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env["PATH"] = os.pathsep.join((os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"))  # not the host's
     env.update(PINNED_ENV)
     env["HOME"] = str(scratch / "home")
     env["TMPDIR"] = str(scratch / "tmp")
@@ -266,14 +267,23 @@ class _RecordReader:
         return self.record
 
 
+def _device_holders(task: Task, completed) -> list:
+    """Who holds the device, when a grading that had it ended blocked at its limit."""
+    if not (completed.timed_out and completed.looks_blocked and accelerator_devices(task.meta)):
+        return []
+    from sb.hardware import device_holders
+    return device_holders(task.meta)
+
+
 def decide(task: Task, record: Record, completed, expected: list | None, sandbox: Sandbox) -> Outcome:
     """The verdict, from the record alone (the exit status is only cross-checked)."""
     outcomes = record.test_outcomes()
     base = dict(slug=task.slug, duration_s=round(completed.duration_s, 3), counts=_counts(outcomes, expected),
                 test_ids=sorted(outcomes))
-    if completed.timed_out and task.meta.accelerator and completed.looks_blocked:
+    holders = _device_holders(task, completed)
+    if holders:
         return Outcome(status=Status.DEVICE_STALL, detail=f"blocked at the {task.meta.time_limit_s}s limit, using "
-                       f"{completed.cpu_rate_at_limit:.2f} CPU: the device did not answer (held by another process?)",
+                       f"{completed.cpu_rate_at_limit:.2f} CPU, on a device held by: {'; '.join(holders[:3])}",
                        **base)
     if completed.timed_out:
         return Outcome(status=Status.TIMEOUT, detail=f"killed at the {task.meta.time_limit_s}s limit",

@@ -35,6 +35,24 @@ def accelerator_missing(meta) -> str | None:
     return None if present else f"no {meta.accelerator} device on this machine"
 
 
+def device_holders(meta) -> list:
+    """Processes the driver reports on the task's device, asked after a grading ended
+    blocked (its own processes are gone by then). Empty when none, or when the driver
+    cannot be asked: only a device seen held by someone else makes a blocked run a
+    device stall; a solution that merely sleeps is a timeout like any other."""
+    import shutil
+    import subprocess
+    exe = shutil.which("nvidia-smi")
+    if meta.accelerator != "cuda" or exe is None or not glob_nvidia():
+        return []
+    try:
+        done = subprocess.run([exe, "--query-compute-apps=pid,process_name", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=15)
+    except (OSError, subprocess.TimeoutExpired):
+        return ["the driver did not answer within 15 s"]
+    return [line.strip() for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0 else []
+
+
 def accelerator_devices(meta) -> tuple:
     """Device nodes a CUDA task's processes must see inside the sandbox (none elsewhere)."""
     if meta.accelerator != "cuda":

@@ -5,6 +5,7 @@ Tests set NO_COLOR and COLUMNS and compare whole outputs, so layouts here are st
 
 from __future__ import annotations
 
+import re
 import sys
 
 from rich.console import Console
@@ -18,7 +19,24 @@ def console(stderr: bool = False) -> Console:
     solution (an exception message, a test id), and `[/]` or `[green]` in it is data."""
     stream = sys.stderr if stderr else sys.stdout
     width = None if _is_terminal(stream) else PIPED_WIDTH
-    return Console(stderr=stderr, highlight=False, soft_wrap=False, markup=False, emoji=False, width=width)
+    return PlainConsole(stderr=stderr, highlight=False, soft_wrap=False, markup=False, emoji=False, width=width)
+
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """Control characters shown as escapes: an ESC sequence in a solution's text would
+    otherwise move the cursor, erase the line and print a pass that never happened."""
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class PlainConsole(Console):
+    """Every string rendered (printed or in a table cell) is shown with its control
+    characters escaped; rich itself strips only a few of them and passes ESC through."""
+
+    def render_str(self, text, **kwargs):
+        return super().render_str(visible(text), **kwargs)
 
 
 PIPED_WIDTH = 100_000  # not a terminal (a log, CI, `| less`): plain columns that never wrap, like git
@@ -422,6 +440,11 @@ def print_failures(data: dict) -> None:
 def print_html(data: dict) -> None:
     console().print(f"wrote {len(data['pages'])} page(s) and {len(data['charts'])} chart(s) to {data['site']} "
                     f"(open {data['site']}/index.html)")
+
+
+def print_inspect(data: dict) -> None:
+    console().print(f"wrote {len(data['logs'])} Inspect log(s) to {data['log_dir']} "
+                    f"(inspect view --log-dir {data['log_dir']})", markup=False, highlight=False)
 
 
 def print_compare(data: dict) -> None:

@@ -5,12 +5,13 @@ It only draws what `sb.speed.results.table` returns; every figure is computed el
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.table import Table
+
+from sb.report.terminal import PlainConsole
 
 
 def print_speed(table: dict, written: list) -> None:
-    console = Console(highlight=False, soft_wrap=False, markup=False)
+    console = PlainConsole(highlight=False, soft_wrap=False, markup=False)
     grid = Table(show_edge=False, header_style="bold", pad_edge=False, box=None)
     for column in table["columns"]:
         grid.add_column(column, overflow="fold")
