@@ -649,7 +649,7 @@ def test_an_object_that_lies_about_its_length_is_tampered(pairs_task, bwrap_sand
     source = CORRECT + LIAR + "def add_pairs(pairs):\n    return Liar()\n"
     outcome = grade(pairs_task, {"adder.py": source.encode()}, bwrap_sandbox, reference.test_ids)
     assert outcome.status == Status.TAMPERED, outcome.detail
-    assert "length" in outcome.detail or "live object" in outcome.detail
+    assert "length" in outcome.detail
 
 
 def test_a_probe_answering_with_a_live_object_is_tampered(pairs_task, bwrap_sandbox):
@@ -662,7 +662,7 @@ def test_a_probe_answering_with_a_live_object_is_tampered(pairs_task, bwrap_sand
                                "    return [a + b for a, b in pairs]\n")
     outcome = grade(pairs_task, {"adder.py": source.encode()}, bwrap_sandbox, reference.test_ids)
     assert outcome.status == Status.TAMPERED, outcome.detail
-    assert "live object" in outcome.detail
+    assert "live object a probe returned" in outcome.detail
 
 
 def test_a_frame_nested_too_deeply_is_tampered_not_a_timeout(fixture_task, bwrap_sandbox, expected):

@@ -445,10 +445,11 @@ class Remote:
     other side never answers `==` (an always-equal object), and a value compared against
     it never travels there."""
 
-    __slots__ = ("_sb_peer", "_sb_handle", "_sb_type", "_sb_callable", "_sb_len", "__weakref__")
+    __slots__ = ("_sb_peer", "_sb_handle", "_sb_type", "_sb_callable", "_sb_len", "_sb_opaque", "__weakref__")
 
     def __init__(self, peer, handle, type_label, is_callable):
         object.__setattr__(self, "_sb_len", None)
+        object.__setattr__(self, "_sb_opaque", False)
         object.__setattr__(self, "_sb_peer", peer)
         object.__setattr__(self, "_sb_handle", handle)
         object.__setattr__(self, "_sb_type", type_label)
@@ -458,19 +459,29 @@ class Remote:
         if name.startswith("_sb_") or (name.startswith("__") and name not in REMOTE_READABLE_DUNDERS) \
                 or name.startswith("_pytest") or name in ("pytestmark", "__test__"):
             raise AttributeError(name)
-        return self._sb_peer.request("getattr", handle=self._sb_handle, name=name)
+        return self._sb_ask("getattr", name=name)
 
     def __setattr__(self, name, value):
-        self._sb_peer.request("setattr", handle=self._sb_handle, name=name, value=value)
+        self._sb_ask("setattr", name=name, value=value)
 
     def __delattr__(self, name):
-        self._sb_peer.request("delattr", handle=self._sb_handle, name=name)
+        self._sb_ask("delattr", name=name)
 
     def __call__(self, *args, **kwargs):
-        return self._sb_peer.request("call", handle=self._sb_handle, args=list(args), kwargs=kwargs)
+        return self._sb_ask("call", args=list(args), kwargs=kwargs)
 
     def _sb_method(self, name, *args):
-        return self._sb_peer.request("method", handle=self._sb_handle, name=name, args=list(args))
+        return self._sb_ask("method", name=name, args=list(args))
+
+    def _sb_ask(self, op, **fields):
+        """An opaque handle (a live object a probe returned, e.g. a connection to hand to
+        the next probe call) may only travel back: asked anything, it would answer with
+        whatever the solution's process likes in place of an observation."""
+        if self._sb_opaque:
+            text = f"the test looked into a live object a probe returned ({self._sb_type}): probes answer with data"
+            self._sb_peer._violation(text)
+            raise ProtocolError(text)
+        return self._sb_peer.request(op, handle=self._sb_handle, **fields)
 
     def __len__(self):
         length = self._sb_method("__len__")
@@ -513,6 +524,8 @@ class Remote:
             self._sb_peer.request("isinstance", handle=obj._sb_handle, cls=self._sb_handle) is True
 
     def __repr__(self):
+        if self._sb_opaque:
+            return f"<remote {self._sb_type} (a probe's object)>"
         try:
             text = self._sb_method("__repr__")
         except Exception:

@@ -97,10 +97,11 @@ def probe(filename):
 
 
 class ProbeModule:
-    """A probe as the test sees it. What its functions return must be data: an observation
-    that came back as a handle would be answered by the solution's process each time it
-    is looked at (a length that disagrees with its items, a truth value that changes), so
-    a handle anywhere in a probe's answer is a broken protocol, never a value."""
+    """A probe as the test sees it. What its functions return is data; a live object in
+    the answer (a connection, a model to pass to the next probe call) comes back opaque:
+    it may be handed back to the probe, and any question put to it here is `tampered`.
+    An observation that were a handle would be answered by the solution's process each
+    time it is looked at (a length that disagrees with its items, a truth that changes)."""
 
     def __init__(self, remote, filename):
         self._remote, self._filename = remote, filename
@@ -109,30 +110,22 @@ class ProbeModule:
         if name.startswith("_"):
             raise AttributeError(name)
         value = getattr(self._remote, name)
-        if not isinstance(value, Remote):
-            return value
-        if not object.__getattribute__(value, "_sb_callable"):
-            _refuse(self._filename, name)
-        return lambda *args, **kwargs: _data_only(value(*args, **kwargs), self._filename, name)
+        if not isinstance(value, Remote) or not object.__getattribute__(value, "_sb_callable"):
+            return _opaque(value)
+        return lambda *args, **kwargs: _opaque(value(*args, **kwargs))
 
 
-def _data_only(value, filename, name, depth=0):
-    if isinstance(value, Remote) or depth > 64:
-        _refuse(filename, name)
-    if isinstance(value, (list, tuple, set, frozenset)):
+def _opaque(value, depth=0):
+    if isinstance(value, Remote):
+        object.__setattr__(value, "_sb_opaque", True)
+    elif depth < 64 and isinstance(value, (list, tuple, set, frozenset)):
         for item in value:
-            _data_only(item, filename, name, depth + 1)
-    elif isinstance(value, dict):
+            _opaque(item, depth + 1)
+    elif depth < 64 and isinstance(value, dict):
         for key, item in value.items():
-            _data_only(key, filename, name, depth + 1)
-            _data_only(item, filename, name, depth + 1)
+            _opaque(key, depth + 1)
+            _opaque(item, depth + 1)
     return value
-
-
-def _refuse(filename, name):
-    text = f"probe {filename}: {name} answered with a live object, not data"
-    _peer()._violation(text)
-    raise _wire.ProtocolError(text)
 
 
 def solution_source(name):
