@@ -9,7 +9,15 @@ A tool-loop turn is a step with `calls` (`Call(name, arguments)`): `tool_use` bl
 Messages API, `tool_calls` in Chat Completions, streamed as the APIs stream them (the
 arguments' JSON in fragments). `arguments` given as a str is sent exactly as written, so a
 test can make a model send broken JSON. Like the real APIs, the server answers 400 when a
-request's tool results do not answer exactly the calls of the assistant turn before them.
+request's tool results do not answer exactly the calls of the assistant turn before them,
+and (Messages) when a tool_use input sent back is not an object.
+
+Faults: `Failure` (a status, its retry-after, its error type), `Stall` (silence, then a
+504), `Raw` (exact bytes: not JSON, malformed, a body shorter than its content-length),
+`Trickle` (a 200 stream of keep-alive pings and nothing else), and on `Scripted` a stream
+cut after N events, an error event mid-stream, no usage, no stop reason. Every wait and loop
+is bounded: by its own length and by the server's lifetime (`lifetime_s`), after which, or
+at exit, every handler returns, so a test that forgets a fault cannot hang.
 """
 
 from __future__ import annotations
@@ -48,6 +56,11 @@ class Scripted:
     tool_calls: int = 1            # Messages: how many write_files calls carry the payload
     calls: list = field(default_factory=list)  # tool-loop turns: Call(name, arguments), in order
     stall_after_first_event_s: float = 0.0   # streaming: headers and one event, then silence
+    cut_after: int | None = None   # streaming: only the first N events, then a clean end (no stop)
+    stream_error: str | None = None  # streaming: an error event of this type after the first event
+    no_usage: bool = False         # no usage anywhere in the reply
+    no_stop: bool = False          # non-streaming: stop_reason / finish_reason null
+    stop_details: dict | None = None  # Messages: the refusal's stop_details
 
 
 @dataclass
@@ -55,11 +68,36 @@ class Failure:
     status: int
     message: str = "scripted failure"
     retry_after_ms: int | None = 5
+    retry_after: str | None = None     # the retry-after header (seconds or an HTTP date), as sent
+    error_type: str | None = None      # default: api_error (Messages), server_error (Chat)
 
 
 @dataclass
 class Stall:
+    """Silence for `seconds` (bounded by the server's lifetime), then a 504."""
+
     seconds: float
+
+
+@dataclass
+class Raw:
+    """Exactly these bytes as the body; `declared_length` past their length cuts the body short."""
+
+    body: bytes | str
+    status: int = 200
+    content_type: str = "application/json"
+    declared_length: int | None = None
+
+
+@dataclass
+class Trickle:
+    """A 200 reply that never completes: keep-alive pings every `every_s` for `for_s` (or the
+    server's lifetime), and nothing else. A stream gets ping events (Messages) or SSE comment
+    lines (Chat, or `comments`); a non-streaming request gets JSON whitespace, a space at a time."""
+
+    every_s: float = 0.05
+    for_s: float = 30.0
+    comments: bool = False
 
 
 @dataclass
@@ -73,6 +111,7 @@ class Recorded:
 class ScriptedServer:
     steps: list
     requests: list = field(default_factory=list)
+    lifetime_s: float = 60.0   # past this every handler returns (a stalled test cannot hang)
 
     def __enter__(self) -> "ScriptedServer":
         server = self
@@ -80,6 +119,10 @@ class ScriptedServer:
         class Handler(_Handler):
             owner = server
 
+        self.closing = threading.Event()
+        self.lifetime = threading.Timer(self.lifetime_s, self.closing.set)
+        self.lifetime.daemon = True
+        self.lifetime.start()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
@@ -87,6 +130,8 @@ class ScriptedServer:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.closing.set()
+        self.lifetime.cancel()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -117,26 +162,59 @@ class _Handler(BaseHTTPRequestHandler):
         if problem:
             return self._failure(Failure(400, problem, retry_after_ms=None), messages)
         if isinstance(step, Stall):
-            time.sleep(step.seconds)
+            self.owner.closing.wait(step.seconds)
             return self._quietly(self._json, 504, {"error": "stalled"})
         if isinstance(step, Failure):
             return self._failure(step, messages)
+        if isinstance(step, Raw):
+            return self._quietly(self._raw, step)
+        if isinstance(step, Trickle):
+            return self._quietly(self._trickle, step, messages, bool(body.get("stream")))
         model = step.model or body.get("model")
+        stream = body.get("stream")
         if messages:
-            events = anthropic_events(step, model)
-            if body.get("stream"):
-                return self._quietly(self._sse, events, False, step.stall_after_first_event_s)
+            if stream:
+                return self._quietly(self._sse, stream_faults(step, anthropic_events(step, model), True), False,
+                                     False, step.stall_after_first_event_s)
             return self._json(200, anthropic_message(step, model))
-        if body.get("stream"):
-            include_usage = (body.get("stream_options") or {}).get("include_usage", False)
-            return self._quietly(self._sse, chat_chunks(step, model, include_usage), True, step.stall_after_first_event_s)
+        if stream:
+            include_usage = (body.get("stream_options") or {}).get("include_usage", False) and not step.no_usage
+            chunks = stream_faults(step, chat_chunks(step, model, include_usage), False)
+            return self._quietly(self._sse, chunks, True, step.cut_after is None and step.stream_error is None,
+                                 step.stall_after_first_event_s)
         return self._json(200, chat_completion(step, model))
 
     def _failure(self, step: Failure, messages: bool) -> None:
-        error = ({"type": "error", "error": {"type": "api_error", "message": step.message}} if messages
-                 else {"error": {"message": step.message, "type": "server_error", "code": None}})
+        kind = step.error_type or ("api_error" if messages else "server_error")
+        error = ({"type": "error", "error": {"type": kind, "message": step.message}} if messages
+                 else {"error": {"message": step.message, "type": kind, "code": None}})
         headers = {"retry-after-ms": str(step.retry_after_ms)} if step.retry_after_ms is not None else {}
+        if step.retry_after is not None:
+            headers["retry-after"] = step.retry_after
         self._json(step.status, error, headers)
+
+    def _raw(self, step: Raw) -> None:
+        raw = step.body.encode() if isinstance(step.body, str) else step.body
+        self.send_response(step.status)
+        self.send_header("content-type", step.content_type)
+        self.send_header("content-length", str(step.declared_length or len(raw)))
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(raw)
+        self.close_connection = True
+
+    def _trickle(self, step: Trickle, messages: bool, stream: bool) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream" if stream else "application/json")
+        self.send_header("connection", "close")
+        self.end_headers()
+        ping = b": ping\n\n" if step.comments or not messages else b'event: ping\ndata: {"type": "ping"}\n\n'
+        ping = ping if stream else b" "
+        ends = time.monotonic() + step.for_s
+        while time.monotonic() < ends and not self.owner.closing.wait(step.every_s):
+            self.wfile.write(ping)
+            self.wfile.flush()
+        self.close_connection = True
 
     def _json(self, status: int, data: dict, headers: dict | None = None) -> None:
         raw = json.dumps(data).encode()
@@ -147,17 +225,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(raw)
 
-    def _sse(self, events: list, done: bool = False, stall_s: float = 0.0) -> None:
+    def _sse(self, events: list, chat: bool, done: bool, stall_s: float = 0.0) -> None:
+        """Messages events are named; Chat chunks are not, and end with [DONE] when `done`."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
         self.end_headers()
         for index, event in enumerate(events):
-            name = f"event: {event['type']}\n" if not done else ""
+            name = f"event: {event['type']}\n" if not chat else ""
             self.wfile.write(f"{name}data: {json.dumps(event)}\n\n".encode())
             if index == 0 and stall_s:
                 self.wfile.flush()
-                time.sleep(stall_s)
+                self.owner.closing.wait(stall_s)
         if done:
             self.wfile.write(b"data: [DONE]\n\n")
         self.close_connection = True
@@ -170,9 +249,23 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
 
+def stream_faults(step: Scripted, events: list, messages: bool) -> list:
+    """The events a faulty stream sends: cut after N, or an error event after the first."""
+    if step.stream_error:
+        error = {"type": step.stream_error, "message": step.stream_error.replace("_error", "").capitalize()}
+        return events[:1] + [{"type": "error", "error": error} if messages else {"error": error}]
+    return events if step.cut_after is None else events[:step.cut_after]
+
+
 def tool_protocol_error(history: list, messages_api: bool) -> str:
     """What a real API rejects in a tool loop's history: results that do not answer, in one
-    go and by id, every call of the assistant turn just before them ('' when none)."""
+    go and by id, every call of the assistant turn just before them, and (Messages) a
+    tool_use whose input is not an object ('' when none)."""
+    for index, message in enumerate(history):
+        blocks = [b for b in message.get("content") or [] if isinstance(b, dict)] if messages_api else []
+        for block in blocks:
+            if block.get("type") == "tool_use" and not isinstance(block.get("input"), dict):
+                return f"messages.{index}: tool_use.input: Input should be a valid dictionary"
     for index, message in enumerate(history[:-1]):
         if message.get("role") != "assistant":
             continue
@@ -230,8 +323,14 @@ def _anthropic_usage(step: Scripted) -> dict:
 
 def anthropic_message(step: Scripted, model: str) -> dict:
     blocks = _blocks(step)
-    return {"id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": blocks,
-            "stop_reason": _stop_reason(step, blocks), "stop_sequence": None, "usage": _anthropic_usage(step)}
+    message = {"id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": blocks,
+               "stop_reason": None if step.no_stop else _stop_reason(step, blocks), "stop_sequence": None,
+               "usage": _anthropic_usage(step)}
+    if step.stop_details:
+        message["stop_details"] = step.stop_details
+    if step.no_usage:
+        del message["usage"]
+    return message
 
 
 def anthropic_events(step: Scripted, model: str) -> list:
@@ -246,9 +345,13 @@ def anthropic_events(step: Scripted, model: str) -> list:
     delta_usage = {"output_tokens": step.output}
     if step.reasoning:
         delta_usage["output_tokens_details"] = {"thinking_tokens": step.reasoning}
-    events.append({"type": "message_delta", "delta": {"stop_reason": _stop_reason(step, blocks),
-                                                      "stop_sequence": None}, "usage": delta_usage})
+    delta = {"stop_reason": _stop_reason(step, blocks), "stop_sequence": None}
+    if step.stop_details:
+        delta["stop_details"] = step.stop_details
+    events.append({"type": "message_delta", "delta": delta, "usage": delta_usage})
     events.append({"type": "message_stop"})
+    if step.no_usage:
+        del events[0]["message"]["usage"], events[-2]["usage"]
     return events
 
 
@@ -309,9 +412,12 @@ def chat_completion(step: Scripted, model: str) -> dict:
     message = {"role": "assistant", "content": _chat_content(step) or None, "refusal": refusal}
     if step.calls:
         message["tool_calls"] = _chat_tool_calls(step)
-    return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 1, "model": model,
-            "choices": [{"index": 0, "finish_reason": _finish_reason(step), "logprobs": None, "message": message}],
-            "usage": _chat_usage(step)}
+    completion = {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 1, "model": model,
+                  "choices": [{"index": 0, "finish_reason": None if step.no_stop else _finish_reason(step),
+                               "logprobs": None, "message": message}], "usage": _chat_usage(step)}
+    if step.no_usage:
+        del completion["usage"]
+    return completion
 
 
 def chat_chunks(step: Scripted, model: str, include_usage: bool) -> list:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from sb.models import prices
 from sb.models.base import Attempt
-from sb.models.exchange import same_model
+from sb.models.exchange import same_model, usage_problem
 from sb.outcome import Status
 
 TRANSCRIPT = "transcript.json"
@@ -52,11 +52,12 @@ class ModelTurn:
 class SessionError(Exception):
     """A turn that cannot go on: the API failed (after its bounded retries), refused, or sent
     nothing. The message is the adapter_error's detail; `usage` and `model` are what that
-    turn reported, if anything, so a rejected turn is still paid for."""
+    turn reported, if anything, so a rejected turn is still paid for; `no_answer`: nothing
+    came back at all (the sweep's circuit breaker counts those)."""
 
-    def __init__(self, detail: str, usage: dict | None = None, model: str | None = None):
+    def __init__(self, detail: str, usage: dict | None = None, model: str | None = None, no_answer: bool = False):
         super().__init__(detail)
-        self.usage, self.model = usage, model
+        self.usage, self.model, self.no_answer = usage, model, no_answer
 
 
 def parse_arguments(raw) -> object:
@@ -94,6 +95,7 @@ def drive_tool_loop(adapter, model: str, task, workdir: Path, options) -> Attemp
         if exc.usage:  # the rejected turn is paid for too, at the rate of whoever answered it
             attempt.turn_costs.append({"model": exc.model, "tokens": exc.usage})
         attempt.model_answered = exc.model or attempt.model_answered
+        attempt.transport_failure = exc.no_answer
         mismatch = _model_problem(session, model, exc.model) if exc.model is not None else ""
         _end_in_error(attempt, transcript, mismatch or str(exc), started=session is not None)
     except Exception as exc:  # an adapter bug mid-loop is that task's adapter_error, its usage kept
@@ -108,6 +110,10 @@ def _converse(session, model: str, toolbox, transcript: dict, attempt: Attempt) 
     results: list = []
     for _ in range(toolbox.MAX_TURNS):
         turn = session.step(results)
+        problem = usage_problem(turn.usage)
+        if problem:  # untrusted counts are not summed: the loop's cost is then unknown, not low
+            attempt.usage_missing = True
+            raise SessionError(problem, model=turn.model)
         _add_usage(attempt, turn.usage)
         attempt.turn_costs.append({"model": turn.model, "tokens": turn.usage})
         attempt.model_answered = turn.model or session.model_answered or attempt.model_answered
@@ -157,6 +163,8 @@ def _account(attempt: Attempt, adapter, session, model: str) -> None:
     today, total, names = date.today(), 0.0, []
     for turn in attempt.turn_costs:  # each turn at the rate of the model that answered it
         turn["usd_cost"], price = prices.cost(provider, turn["model"] or model, turn["tokens"], today)
+        if not turn["tokens"] and prices.price_for(provider, turn["model"] or model, today) is not None:
+            attempt.usage_missing = True  # a priced turn without usage: the loop's cost is unknown, not low
         total += turn["usd_cost"] or 0.0
         names.append(price)
         if turn["usd_cost"] is None and turn["tokens"]:

@@ -3,8 +3,11 @@
 The files come back as the input of a `write_files` tool call, forced with tool_choice
 (or offered with tool_choice auto when thinking or effort is set, which the API requires).
 The request streams by default: the SDK refuses a long non-streaming request, and a
-stream shows the answering model and usage the same way. A tool_loop task is a
-conversation over the native tool interface (`ToolConversation`, below).
+stream shows the answering model and usage the same way. Streamed or not, the reply is
+read as the API's JSON (`sb.models.sdk` reads the bytes), so a message that never finished
+(no message_stop, no stop_reason) is told apart from one that did, and tool input stays the
+exact text the model sent. A tool_loop task is a conversation over the native tool
+interface (`ToolConversation`, below).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from sb.hookspecs import hookimpl
 from sb.models import exchange
 from sb.models.exchange import Reply
-from sb.models.sdk import BASE_SETTINGS, SdkAdapter
+from sb.models.sdk import BASE_SETTINGS, BadReply, Request, SdkAdapter, json_type, plural
 from sb.toolloop import ModelTurn, SessionError, ToolCall, parse_arguments
 
 # The Messages API requires max_tokens; unset, the adapter sends this (see docs/models.md).
@@ -39,14 +42,17 @@ class AnthropicAdapter(SdkAdapter):
     def conversation(self, model: str, task, tools: list, settings: dict) -> "ToolConversation":
         return ToolConversation(model, task, tools, settings, self.stream)
 
-    def ask(self, client, model: str, task, settings: dict) -> Reply:
+    def ask(self, client, request: Request, model: str, task, settings: dict) -> Reply:
         params = request_params(model, task, settings)
-        if self.stream:
-            with client.messages.stream(**params) as stream:
-                message = stream.get_final_message()
-        else:
-            message = client.messages.create(**params)
-        return reply_from(message, params["max_tokens"])
+        return reply_from(post(client, request, params, self.stream), params["max_tokens"])
+
+
+def post(client, request: Request, params: dict, stream: bool) -> dict:
+    """One Messages request through `request`: the message as the API's JSON, checked whole."""
+    def open_response(timeout: float):
+        return client.messages.with_streaming_response.create(
+            **params, **({"stream": True} if stream else {}), timeout=timeout)
+    return request.send(open_response, lambda body: accumulate(body.events()) if stream else finished(body.json()))
 
 
 def request_params(model: str, task, settings: dict) -> dict:
@@ -75,38 +81,134 @@ def knobs(settings: dict) -> dict:
     return params
 
 
-def reply_from(message, max_tokens: int) -> Reply:
-    blocks = list(message.content or [])
-    calls = [b for b in blocks if b.type == "tool_use" and b.name == exchange.TOOL_NAME]
-    reply = Reply(model=message.model, usage=usage_from(message.usage), protocol="tool",
-                  text="".join(b.text for b in blocks if b.type == "text"))
-    if message.stop_reason in TRUNCATING_STOPS:
-        reply.ended, reply.reason = "truncated", f"{message.stop_reason} ({max_tokens} output tokens)"
-    elif message.stop_reason == "refusal":
-        reply.ended, reply.reason = "refused", _refusal_reason(message, reply.text)
+def reply_from(message: dict, max_tokens: int) -> Reply:
+    blocks = message["content"]
+    calls = [b for b in blocks if b["type"] == "tool_use" and b["name"] == exchange.TOOL_NAME]
+    reply = Reply(model=message.get("model"), usage=usage_from(message.get("usage")), protocol="tool",
+                  text="".join(b.get("text") or "" for b in blocks if b["type"] == "text"))
+    stop = message["stop_reason"]
+    if stop in TRUNCATING_STOPS:
+        reply.ended, reply.reason = "truncated", f"{stop} ({max_tokens} output tokens)"
+    elif stop == "refusal":
+        reply.ended, reply.reason = "refused", refusal_reason(message, reply.text)
     if len(calls) > 1:
         reply.problem = f"malformed output: {len(calls)} {exchange.TOOL_NAME} calls, expected one"
     elif calls:
-        reply.payload, reply.tool_called = calls[0].input, True
+        reply.payload, reply.tool_called = parse_arguments(calls[0].get("input")), True
+        if not isinstance(reply.payload, dict):
+            reply.problem = f"malformed output: the {exchange.TOOL_NAME} input is not a JSON object"
     return reply
 
 
-def usage_from(usage) -> dict:
-    details = getattr(usage, "output_tokens_details", None)
+def usage_from(usage) -> dict | None:
+    """Token counts from the API's JSON usage; None when the reply carried none."""
+    if not isinstance(usage, dict) or not usage:
+        return None
+    details = usage.get("output_tokens_details")
     return exchange.usage_record(
-        input=usage.input_tokens, output=usage.output_tokens,
-        cache_read=getattr(usage, "cache_read_input_tokens", None) or 0,
-        cache_write=getattr(usage, "cache_creation_input_tokens", None) or 0,
-        reasoning=getattr(details, "thinking_tokens", None) if details is not None else None)
+        input=usage.get("input_tokens"), output=usage.get("output_tokens"),
+        cache_read=usage.get("cache_read_input_tokens"), cache_write=usage.get("cache_creation_input_tokens"),
+        reasoning=details.get("thinking_tokens") if isinstance(details, dict) else None)
 
 
-def usage_from_dict(usage: dict) -> dict:
-    """The same record from the API's JSON usage (what a stream accumulates)."""
-    details = usage.get("output_tokens_details") or {}
-    return exchange.usage_record(
-        input=usage.get("input_tokens") or 0, output=usage.get("output_tokens") or 0,
-        cache_read=usage.get("cache_read_input_tokens") or 0, cache_write=usage.get("cache_creation_input_tokens") or 0,
-        reasoning=details.get("thinking_tokens"))
+# -- reading a reply ----------------------------------------------------------------------------
+
+def finished(message: dict) -> dict:
+    """The message, when it has the shape the protocol reads and it finished (a stop_reason)."""
+    problem = message_problem(message)
+    if problem:
+        raise BadReply(f"a malformed Messages reply: {problem}")
+    if message.get("stop_reason") is None:
+        raise BadReply("the reply has no stop_reason: the message never finished")
+    return message
+
+
+def message_problem(message: dict) -> str:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return f"its content is a JSON {json_type(content)}, not an array"
+    for index, block in enumerate(content):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            return f"content block {index} has no type"
+        if block["type"] == "text" and not isinstance(block.get("text", ""), str):
+            return f"content block {index} is text whose text is not a string"
+        named = isinstance(block.get("id"), str) and isinstance(block.get("name"), str)
+        if block["type"] == "tool_use" and not named:
+            return f"content block {index} is a tool_use without an id and a name"
+    for key, kinds in (("model", str), ("stop_reason", str), ("usage", dict)):
+        if message.get(key) is not None and not isinstance(message[key], kinds):
+            return f"its {key} is a JSON {json_type(message[key])}"
+    return ""
+
+
+def accumulate(events) -> dict:
+    """A streamed message as the non-streaming API would have returned it (JSON), tool input
+    left as the raw string the deltas spelled out. A stream that ends without message_stop
+    never finished, however cleanly the connection closed: a cut reply, cut tool arguments."""
+    message, raw, count, last, stopped = None, {}, 0, "", False
+    for event in events:
+        kind, count = event.get("type"), count + 1
+        try:
+            if kind == "message_start" and message is None:
+                message = {**event["message"], "content": []}
+            elif message is None:
+                raise BadReply(f"the reply stream began with a {kind!r} event, not message_start")
+            elif kind == "message_start":
+                raise BadReply(f"the reply stream has a second message_start (event {count})")
+            else:
+                stopped = _apply_event(message, event, raw)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+            raise BadReply(f"a malformed {kind!r} event in the reply stream (event {count})") from None
+        last = kind
+        if stopped:
+            break
+    if message is None:
+        raise BadReply("the reply stream ended before the message began (no message_start)")
+    if not stopped:
+        raise BadReply(f"the reply stream ended before the message was complete (no message_stop after "
+                       f"{plural(count, 'event')}, the last a {last})")
+    for index, text in raw.items():
+        if text:  # no delta at all is the start block's {} (a tool without arguments), as the SDK has it
+            message["content"][index]["input"] = text
+    return finished(message)
+
+
+def _apply_event(message: dict, event: dict, raw: dict) -> bool:
+    """Apply one event to the message being built; True at message_stop."""
+    kind = event["type"]
+    if kind == "content_block_start":
+        message["content"].append(dict(event["content_block"]))
+    elif kind == "content_block_delta":
+        index = event["index"]
+        if not isinstance(index, int) or not 0 <= index < len(message["content"]):
+            raise IndexError(index)
+        _apply_delta(message["content"][index], event["delta"], raw, index)
+    elif kind == "message_delta":
+        delta = event["delta"]
+        message.update({k: delta[k] for k in ("stop_reason", "stop_sequence", "stop_details") if k in delta})
+        usage = {k: v for k, v in (event.get("usage") or {}).items() if v is not None}
+        if usage:
+            message["usage"] = {**(message.get("usage") or {}), **usage}
+    return kind == "message_stop"
+
+
+def _apply_delta(block: dict, delta: dict, raw: dict, index: int) -> None:
+    kind = delta["type"]
+    if kind == "text_delta":
+        block["text"] = block.get("text", "") + delta["text"]
+    elif kind == "thinking_delta":
+        block["thinking"] = block.get("thinking", "") + delta["thinking"]
+    elif kind == "signature_delta":
+        block["signature"] = delta["signature"]
+    elif kind == "input_json_delta":
+        raw[index] = raw.get(index, "") + delta["partial_json"]
+
+
+def refusal_reason(message: dict, text: str) -> str:
+    """The API's explanation (stop_details), else its category, else the reply's text."""
+    details = message.get("stop_details") if isinstance(message.get("stop_details"), dict) else {}
+    reason = details.get("explanation") or details.get("category") or text.strip() or "stop_reason refusal"
+    return str(reason)[:300]
 
 
 # -- tool loops -------------------------------------------------------------------------------
@@ -128,63 +230,24 @@ class ToolConversation:
                                   "input_schema": t["input_schema"]} for t in tools], **knobs(settings)}
         self.messages = [{"role": "user", "content": task.prompt}]
 
-    def step(self, client, results: list):
+    def step(self, client, request: Request, results: list):
         if results:
             self.messages.append({"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": call_id, "content": text} for call_id, text in results]})
-        if self.stream:
-            message = accumulate(client.messages.create(**self.params, messages=self.messages, stream=True))
-        else:
-            message = client.messages.create(**self.params, messages=self.messages).to_dict(warnings=False)
+        message = post(client, request, {**self.params, "messages": self.messages}, self.stream)
         turn = turn_from(message)
         self.messages.append({"role": "assistant", "content": history_blocks(message["content"])})
         return turn
 
 
-def accumulate(events) -> dict:
-    """A streamed message as the non-streaming API would have returned it (JSON), tool input
-    left as the raw string the deltas spelled out."""
-    message, raw = {}, {}
-    for event in events:
-        data = event.to_dict()
-        kind = data["type"]
-        if kind == "message_start":
-            message = {**data["message"], "content": []}
-        elif kind == "content_block_start":
-            message["content"].append(dict(data["content_block"]))
-        elif kind == "content_block_delta":
-            _apply_delta(message["content"][data["index"]], data["delta"], raw, data["index"])
-        elif kind == "message_delta":
-            message["stop_reason"] = data["delta"].get("stop_reason")
-            message["usage"].update({k: v for k, v in (data.get("usage") or {}).items() if v is not None})
-    for index, text in raw.items():
-        if text:  # no delta at all is the start block's {} (a tool without arguments), as the SDK has it
-            message["content"][index]["input"] = text
-    return message
-
-
-def _apply_delta(block: dict, delta: dict, raw: dict, index: int) -> None:
-    kind = delta["type"]
-    if kind == "text_delta":
-        block["text"] = block.get("text", "") + delta["text"]
-    elif kind == "thinking_delta":
-        block["thinking"] = block.get("thinking", "") + delta["thinking"]
-    elif kind == "signature_delta":
-        block["signature"] = delta["signature"]
-    elif kind == "input_json_delta":
-        raw[index] = raw.get(index, "") + delta["partial_json"]
-
-
 def turn_from(message: dict):
     """A ModelTurn; a refusal or an empty turn is the loop's SessionError, its usage kept."""
-    blocks = message.get("content") or []
-    usage, model, stop = usage_from_dict(message.get("usage") or {}), message.get("model"), message.get("stop_reason")
-    text = "".join(b.get("text", "") for b in blocks if b["type"] == "text")
+    blocks = message["content"]
+    usage, model, stop = usage_from(message.get("usage")), message.get("model"), message["stop_reason"]
+    text = "".join(b.get("text") or "" for b in blocks if b["type"] == "text")
     calls = [ToolCall(b["id"], b["name"], parse_arguments(b.get("input"))) for b in blocks if b["type"] == "tool_use"]
     if stop == "refusal":
-        details = message.get("stop_details") or {}
-        reason = details.get("explanation") or details.get("category") or text.strip() or "stop_reason refusal"
-        raise SessionError(f"refused: {str(reason)[:300]}", usage, model)
+        raise SessionError(f"refused: {refusal_reason(message, text)}", usage, model)
     truncated = stop in TRUNCATING_STOPS
     if not truncated and not calls and not text.strip():
         raise SessionError(exchange.empty_detail(Reply(model=model, usage=usage)), usage, model)
@@ -193,22 +256,19 @@ def turn_from(message: dict):
 
 def history_blocks(blocks: list) -> list:
     """The assistant's content to send back: as received, minus nulls and empty text blocks
-    (which the API rejects); a tool input that was valid JSON goes back as its object."""
+    (which the API rejects). A tool input goes back as an object, which the API requires:
+    the one the model sent, or `{}` when it sent broken JSON, whose tool_result then says so
+    (the transcript keeps the text the model sent)."""
     kept = []
     for block in blocks:
         block = {k: v for k, v in block.items() if v is not None}
         if block["type"] == "text" and not block.get("text"):
             continue
         if block["type"] == "tool_use":
-            block["input"] = parse_arguments(block.get("input"))
+            arguments = parse_arguments(block.get("input"))
+            block["input"] = arguments if isinstance(arguments, dict) else {}
         kept.append(block)
     return kept
-
-
-def _refusal_reason(message, text: str) -> str:
-    details = getattr(message, "stop_details", None)
-    explanation = getattr(details, "explanation", None) or getattr(details, "category", None)
-    return str(explanation or text.strip() or "stop_reason refusal")[:300]
 
 
 @hookimpl

@@ -92,14 +92,21 @@ class Reply:
     problem: str = ""              # set by the provider when the reply's structure is unusable
 
 
-def usage_record(input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0,
-                 reasoning: int | None = None) -> dict:
-    """Token counts under the names results files use; `input` excludes cached input."""
-    record = {"input": int(input or 0), "output": int(output or 0), "cache_read": int(cache_read or 0),
-              "cache_write": int(cache_write or 0)}
+def usage_record(input=0, output=0, cache_read=0, cache_write=0, reasoning=None) -> dict:
+    """Token counts under the names results files use; `input` excludes cached input. An
+    absent count is 0; anything else is kept as the API sent it, so `usage_problem` can
+    name a count that is not one (a string, a negative number) instead of a crash."""
+    record = {"input": _count(input), "output": _count(output), "cache_read": _count(cache_read),
+              "cache_write": _count(cache_write)}
     if reasoning is not None:
-        record["reasoning"] = int(reasoning)
+        record["reasoning"] = _count(reasoning)
     return record
+
+
+def _count(value):
+    if value is None:
+        return 0
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 DATED_SNAPSHOT = re.compile(r"^-(\d{8}|\d{4}-\d{2}-\d{2})$")

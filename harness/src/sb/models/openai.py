@@ -7,8 +7,10 @@ sends the same schema in the form llama.cpp's servers (llama-server, llama-cpp-p
 constrain decoding with, `{"type": "json_object", "schema": ...}`, which vLLM, SGLang and
 Ollama accept as JSON mode; llama-cpp-python rejects the json_schema form outright. A
 server that does not enforce the schema is still parsed strictly: anything else is
-adapter_error, never a guess. A tool_loop task is a conversation over the native tool
-interface (`ToolConversation`, below).
+adapter_error, never a guess. Streamed or not, the reply is read as the API's JSON
+(`sb.models.sdk` reads the bytes) and reduced to one shape (`completion_dict`, `accumulate`);
+a completion without a finish_reason never finished and is never graded. A tool_loop task
+is a conversation over the native tool interface (`ToolConversation`, below).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from sb.hookspecs import hookimpl
 from sb.models import exchange
 from sb.models.base import ModelOptions
 from sb.models.exchange import Reply, ReplyError
-from sb.models.sdk import BASE_SETTINGS, SdkAdapter
+from sb.models.sdk import BASE_SETTINGS, BadReply, Request, SdkAdapter, json_type, plural
 from sb.toolloop import ModelTurn, SessionError, ToolCall, parse_arguments
 
 OPENAI_MODELS = re.compile(r"^(gpt-|chatgpt-|o\d)")
@@ -47,12 +49,9 @@ class OpenAIAdapter(SdkAdapter):
     def conversation(self, model: str, task, tools: list, settings: dict) -> "ToolConversation":
         return ToolConversation(model, task, tools, settings, self.stream, self.max_tokens_param)
 
-    def ask(self, client, model: str, task, settings: dict) -> Reply:
+    def ask(self, client, request: Request, model: str, task, settings: dict) -> Reply:
         params = request_params(model, task, settings, self.max_tokens_param, self.response_format)
-        if self.stream:
-            return reply_from_stream(client.chat.completions.create(
-                **params, stream=True, stream_options={"include_usage": True}))
-        return reply_from(client.chat.completions.create(**params))
+        return reply_from(post(client, request, params, self.stream))
 
 
 class OpenAICompatibleAdapter(OpenAIAdapter):
@@ -106,26 +105,21 @@ def knobs(settings: dict, max_tokens_param: str) -> dict:
     return params
 
 
-def reply_from(completion) -> Reply:
-    if not completion.choices:
-        return Reply(model=completion.model, usage=usage_from(completion.usage), problem="no choices in the reply")
-    choice = completion.choices[0]
-    message = choice.message
-    return _reply(completion.model, completion.usage, choice.finish_reason,
-                  message.content or "", getattr(message, "refusal", None))
+
+def post(client, request: Request, params: dict, stream: bool) -> dict:
+    """One Chat Completions request through `request`: the completion in `completion_dict`'s shape."""
+    extra = {"stream": True, "stream_options": {"include_usage": True}} if stream else {}
+
+    def open_response(timeout: float):
+        return client.chat.completions.with_streaming_response.create(**params, **extra, timeout=timeout)
+    return request.send(open_response,
+                        lambda body: accumulate(body.events()) if stream else completion_dict(body.json()))
 
 
-def reply_from_stream(chunks) -> Reply:
-    """Accumulate a streamed completion: text, refusal, finish reason, model, final usage."""
-    model, usage, finish, text, refusal = None, None, None, [], []
-    for chunk in chunks:
-        model = chunk.model or model
-        usage = chunk.usage or usage
-        for choice in chunk.choices[:1]:
-            finish = choice.finish_reason or finish
-            text.append(choice.delta.content or "")
-            refusal.append(getattr(choice.delta, "refusal", None) or "")
-    return _reply(model, usage, finish, "".join(text), "".join(refusal) or None)
+def reply_from(reply: dict) -> Reply:
+    if not reply["choices"]:
+        return Reply(model=reply["model"], usage=usage_from(reply["usage"]), problem="no choices in the reply")
+    return _reply(reply["model"], reply["usage"], reply["finish_reason"], reply["content"], reply["refusal"])
 
 
 def _reply(model, usage, finish_reason, text: str, refusal) -> Reply:
@@ -140,17 +134,117 @@ def _reply(model, usage, finish_reason, text: str, refusal) -> Reply:
 
 
 def usage_from(usage) -> dict | None:
-    """Prompt tokens include cached ones: `input` is the uncached rest, as the price table expects."""
-    if usage is None:
+    """Prompt tokens include cached ones: `input` is the uncached rest, as the price table
+    expects. None when the reply carried no usage; counts that are not counts are kept for
+    `usage_problem` to name (a negative rest too: more cached tokens than prompt tokens)."""
+    if not isinstance(usage, dict) or not usage:
         return None
-    prompt = getattr(usage, "prompt_tokens_details", None)
-    completion = getattr(usage, "completion_tokens_details", None)
-    cached = (getattr(prompt, "cached_tokens", None) or 0) if prompt else 0
-    written = (getattr(prompt, "cache_write_tokens", None) or 0) if prompt else 0
-    reasoning = getattr(completion, "reasoning_tokens", None) if completion else None
-    return exchange.usage_record(input=max(0, (usage.prompt_tokens or 0) - cached - written),
-                                 output=usage.completion_tokens or 0, cache_read=cached, cache_write=written,
+    prompt = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    completion = usage.get("completion_tokens_details")
+    cached, written = prompt.get("cached_tokens") or 0, prompt.get("cache_write_tokens") or 0
+    total = usage.get("prompt_tokens") or 0
+    counts = all(isinstance(n, int) and not isinstance(n, bool) for n in (total, cached, written))
+    reasoning = completion.get("reasoning_tokens") if isinstance(completion, dict) else None
+    return exchange.usage_record(input=total - cached - written if counts else total,
+                                 output=usage.get("completion_tokens"), cache_read=cached, cache_write=written,
                                  reasoning=reasoning)
+
+
+# -- reading a reply ----------------------------------------------------------------------------
+
+def completion_dict(body: dict) -> dict:
+    """What the protocol reads of a completion, checked: model, usage, the first choice's
+    finish reason, content, refusal and tool calls, and how many choices there were."""
+    choices = body.get("choices")
+    if not isinstance(choices, list):
+        raise BadReply(f"a malformed completion: its choices are a JSON {json_type(choices)}, not an array")
+    reply = _empty(body.get("model"), body.get("usage"))
+    if choices:
+        try:
+            _take_choice(reply, choices[0])
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+            raise BadReply("a malformed completion: its first choice is not a choice") from None
+        if reply["finish_reason"] is None:
+            raise BadReply("the completion has no finish_reason: it never finished")
+    return _checked(reply, "completion")
+
+
+def _empty(model, usage) -> dict:
+    return {"model": model, "usage": usage, "finish_reason": None, "content": "", "refusal": None,
+            "tool_calls": [], "choices": 0}
+
+
+def _take_choice(reply: dict, choice: dict) -> None:
+    message = choice["message"]
+    reply["choices"], reply["finish_reason"] = 1, choice.get("finish_reason")
+    reply["content"] = _text(message.get("content"))
+    reply["refusal"] = _text(message.get("refusal")) or None
+    for call in message.get("tool_calls") or []:
+        if call.get("function") is not None:
+            function = call["function"]
+            reply["tool_calls"].append({"id": _text(call.get("id")), "function": {
+                "name": _text(function.get("name")), "arguments": function.get("arguments") or ""}})
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(value)
+    return value
+
+
+def _checked(reply: dict, what: str) -> dict:
+    for key, kinds in (("model", str), ("usage", dict), ("finish_reason", str)):
+        if reply[key] is not None and not isinstance(reply[key], kinds):
+            raise BadReply(f"a malformed {what}: its {key} is a JSON {json_type(reply[key])}")
+    return reply
+
+
+def accumulate(chunks) -> dict:
+    """A streamed completion in `completion_dict`'s shape: each tool call (by its index) with
+    its argument fragments joined as sent. A stream that ends without a finish_reason never
+    finished, however cleanly the connection closed."""
+    reply, calls, count = _empty(None, None), {}, 0
+    for chunk in chunks:
+        count += 1
+        try:
+            _add_chunk(reply, calls, chunk)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+            raise BadReply(f"a malformed chunk in the reply stream (chunk {count})") from None
+    if not count:
+        raise BadReply("the reply stream ended before its first chunk")
+    if reply["choices"] and reply["finish_reason"] is None:
+        raise BadReply(f"the reply stream ended without a finish_reason: the completion never finished "
+                       f"({plural(count, 'chunk')})")
+    reply["tool_calls"] = [calls[i] for i in sorted(calls)]
+    return _checked(reply, "reply stream")
+
+
+def _add_chunk(reply: dict, calls: dict, chunk: dict) -> None:
+    reply["model"] = chunk.get("model") or reply["model"]
+    reply["usage"] = chunk.get("usage") or reply["usage"]
+    for choice in (chunk.get("choices") or [])[:1]:
+        delta = choice.get("delta") or {}
+        reply["choices"] = 1
+        reply["finish_reason"] = choice.get("finish_reason") or reply["finish_reason"]
+        reply["content"] += _text(delta.get("content"))
+        refusal = _text(delta.get("refusal"))
+        reply["refusal"] = (reply["refusal"] or "") + refusal if refusal else reply["refusal"]
+        for call_delta in delta.get("tool_calls") or []:
+            _add_call_delta(calls, call_delta)
+
+
+def _add_call_delta(calls: dict, delta: dict) -> None:
+    index = delta.get("index", 0)
+    if not isinstance(index, int):
+        raise TypeError(index)
+    call = calls.setdefault(index, {"id": "", "function": {"name": "", "arguments": ""}})
+    call["id"] = _text(delta.get("id")) or call["id"]
+    function = delta.get("function")
+    if function is not None:
+        call["function"]["name"] += _text(function.get("name"))
+        call["function"]["arguments"] += _text(function.get("arguments"))
 
 
 # -- tool loops -------------------------------------------------------------------------------
@@ -170,13 +264,9 @@ class ToolConversation:
             **knobs(settings, max_tokens_param)}
         self.messages = [{"role": "user", "content": task.prompt}]
 
-    def step(self, client, results: list):
+    def step(self, client, request: Request, results: list):
         self.messages += [{"role": "tool", "tool_call_id": call_id, "content": text} for call_id, text in results]
-        if self.stream:
-            reply = accumulate(client.chat.completions.create(
-                **self.params, messages=self.messages, stream=True, stream_options={"include_usage": True}))
-        else:
-            reply = completion_dict(client.chat.completions.create(**self.params, messages=self.messages))
+        reply = post(client, request, {**self.params, "messages": self.messages}, self.stream)
         turn = turn_from(reply)
         message = {"role": "assistant", "content": reply["content"] or None}
         if reply["tool_calls"]:
@@ -186,49 +276,11 @@ class ToolConversation:
         return turn
 
 
-def completion_dict(completion) -> dict:
-    """The parts of a completion a tool turn needs, in one shape for streamed and not."""
-    choice = completion.choices[0] if completion.choices else None
-    message = choice.message if choice else None
-    calls = [{"id": c.id, "function": {"name": c.function.name, "arguments": c.function.arguments}}
-             for c in (getattr(message, "tool_calls", None) or []) if getattr(c, "function", None)]
-    return {"model": completion.model, "usage": completion.usage,
-            "finish_reason": choice.finish_reason if choice else None,
-            "content": (message.content if message else "") or "", "refusal": getattr(message, "refusal", None),
-            "tool_calls": calls}
-
-
-def accumulate(chunks) -> dict:
-    """A streamed completion: text, refusal, finish reason, model, usage, and each tool call
-    (by its index) with its argument fragments joined as sent."""
-    reply = {"model": None, "usage": None, "finish_reason": None, "content": "", "refusal": None, "tool_calls": []}
-    calls: dict = {}
-    for chunk in chunks:
-        reply["model"] = chunk.model or reply["model"]
-        reply["usage"] = chunk.usage or reply["usage"]
-        for choice in chunk.choices[:1]:
-            reply["finish_reason"] = choice.finish_reason or reply["finish_reason"]
-            reply["content"] += choice.delta.content or ""
-            refusal = getattr(choice.delta, "refusal", None)
-            reply["refusal"] = (reply["refusal"] or "") + refusal if refusal else reply["refusal"]
-            for delta in getattr(choice.delta, "tool_calls", None) or []:
-                _add_call_delta(calls, delta)
-    reply["tool_calls"] = [calls[i] for i in sorted(calls)]
-    return reply
-
-
-def _add_call_delta(calls: dict, delta) -> None:
-    call = calls.setdefault(delta.index, {"id": "", "function": {"name": "", "arguments": ""}})
-    call["id"] = delta.id or call["id"]
-    function = delta.function
-    if function is not None:
-        call["function"]["name"] += function.name or ""
-        call["function"]["arguments"] += function.arguments or ""
-
-
 def turn_from(reply: dict):
     """A ModelTurn; a refusal or an empty turn is the loop's SessionError, its usage kept."""
     usage, model, finish = usage_from(reply["usage"]), reply["model"], reply["finish_reason"]
+    if not reply["choices"]:
+        raise SessionError("no choices in the reply", usage, model)
     if reply["refusal"] or finish == "content_filter":
         raise SessionError(f"refused: {(reply['refusal'] or 'finish_reason content_filter').strip()[:300]}",
                            usage, model)
