@@ -628,7 +628,9 @@ class Liar:
 @pytest.fixture
 def pairs_task(task_copy):
     """Hidden tests that check a length, then compare item by item (a common shape), once
-    through a plain call and once through a probe."""
+    through a plain call and once through a probe. (Through a plain call, a handle's length
+    and items may legitimately differ, a resumed sampler's do: docs/writing-a-task.md asks
+    tests to compare materialised data, `list(got) == want`.)"""
     from sb.task import load_task_dir
     folder = task_copy()
     (folder / "reference" / "adder.py").write_text(CORRECT + "def add_pairs(pairs):\n    return [add(a, b) for a, b in pairs]\n")
@@ -643,15 +645,6 @@ def pairs_task(task_copy):
     return load_task_dir(folder, package="pairs_fixture")
 
 
-def test_an_object_that_lies_about_its_length_is_tampered(pairs_task, bwrap_sandbox):
-    reference = grade(pairs_task, pairs_task.reference_files, bwrap_sandbox)
-    assert reference.passed, reference.detail
-    source = CORRECT + LIAR + "def add_pairs(pairs):\n    return Liar()\n"
-    outcome = grade(pairs_task, {"adder.py": source.encode()}, bwrap_sandbox, reference.test_ids)
-    assert outcome.status == Status.TAMPERED, outcome.detail
-    assert "length" in outcome.detail
-
-
 def test_a_probe_answering_with_a_live_object_is_tampered(pairs_task, bwrap_sandbox):
     """The solution swaps the probe's function for one returning a handle (the route the
     red team used on grad_accumulation): a probe's answer must be data."""
@@ -662,7 +655,7 @@ def test_a_probe_answering_with_a_live_object_is_tampered(pairs_task, bwrap_sand
                                "    return [a + b for a, b in pairs]\n")
     outcome = grade(pairs_task, {"adder.py": source.encode()}, bwrap_sandbox, reference.test_ids)
     assert outcome.status == Status.TAMPERED, outcome.detail
-    assert "live object a probe returned" in outcome.detail
+    assert "of a live object a probe returned" in outcome.detail
 
 
 def test_a_frame_nested_too_deeply_is_tampered_not_a_timeout(fixture_task, bwrap_sandbox, expected):

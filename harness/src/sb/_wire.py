@@ -39,6 +39,10 @@ SAFE_EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
                    if isinstance(obj, type) and issubclass(obj, Exception)}
 ALLOWED_DUNDERS = frozenset({"__len__", "__iter__", "__next__", "__getitem__", "__setitem__", "__delitem__",
                              "__enter__", "__exit__", "__repr__", "__str__", "__bool__", "__call__"})
+# What a probe's answer is read through when it is an observation: a live object there
+# could answer these however the solution likes (a length its items disagree with makes a
+# loop over it compare nothing), so a probe's live objects may not be asked them.
+OBSERVATION_DUNDERS = frozenset({"__len__", "__iter__", "__next__", "__getitem__", "__contains__", "__bool__"})
 REMOTE_READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__module__", "__doc__", "__file__",
                                      "__version__", "__all__"})
 
@@ -445,10 +449,9 @@ class Remote:
     other side never answers `==` (an always-equal object), and a value compared against
     it never travels there."""
 
-    __slots__ = ("_sb_peer", "_sb_handle", "_sb_type", "_sb_callable", "_sb_len", "_sb_opaque", "__weakref__")
+    __slots__ = ("_sb_peer", "_sb_handle", "_sb_type", "_sb_callable", "_sb_opaque", "__weakref__")
 
     def __init__(self, peer, handle, type_label, is_callable):
-        object.__setattr__(self, "_sb_len", None)
         object.__setattr__(self, "_sb_opaque", False)
         object.__setattr__(self, "_sb_peer", peer)
         object.__setattr__(self, "_sb_handle", handle)
@@ -471,27 +474,22 @@ class Remote:
         return self._sb_ask("call", args=list(args), kwargs=kwargs)
 
     def _sb_method(self, name, *args):
+        if self._sb_opaque and name in OBSERVATION_DUNDERS:
+            text = (f"the test read {name} of a live object a probe returned ({self._sb_type}): "
+                    "a probe's observations are data")
+            self._sb_peer._violation(text)
+            raise ProtocolError(text)
         return self._sb_ask("method", name=name, args=list(args))
 
     def _sb_ask(self, op, **fields):
-        """An opaque handle (a live object a probe returned, e.g. a connection to hand to
-        the next probe call) may only travel back: asked anything, it would answer with
-        whatever the solution's process likes in place of an observation."""
-        if self._sb_opaque:
-            text = f"the test looked into a live object a probe returned ({self._sb_type}): probes answer with data"
-            self._sb_peer._violation(text)
-            raise ProtocolError(text)
         return self._sb_peer.request(op, handle=self._sb_handle, **fields)
 
     def __len__(self):
-        length = self._sb_method("__len__")
-        object.__setattr__(self, "_sb_len", length)
-        return length
+        return self._sb_method("__len__")
 
     def __iter__(self):
         iterator = self._sb_method("__iter__")
-        iterator = iterator if isinstance(iterator, Remote) else iter(iterator)
-        return _LengthChecked(iterator, self._sb_len, self._sb_peer) if self._sb_len is not None else iterator
+        return iterator if isinstance(iterator, Remote) else iter(iterator)
 
     def __next__(self):
         return self._sb_method("__next__")
@@ -543,33 +541,6 @@ class Remote:
 
     def __reduce__(self):
         raise TypeError("a remote object cannot be pickled")
-
-
-class _LengthChecked:
-    """Iterates a remote object whose length was asked: running out before (or after) that
-    length is a lie about its size, which would make a loop over it compare nothing."""
-
-    def __init__(self, iterator, length, peer):
-        self.iterator, self.length, self.peer, self.seen = iterator, length, peer, 0
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        try:
-            value = next(self.iterator)
-        except StopIteration:
-            if self.seen != self.length:
-                self._lie(f"an object said its length was {self.length} and yielded {self.seen} items")
-            raise
-        self.seen += 1
-        if self.seen > self.length:
-            self._lie(f"an object said its length was {self.length} and yielded more items")
-        return value
-
-    def _lie(self, text):
-        self.peer._violation(text)
-        raise ProtocolError(text)
 
 
 # ---------------------------------------------------------------- the peer

@@ -98,10 +98,10 @@ def probe(filename):
 
 class ProbeModule:
     """A probe as the test sees it. What its functions return is data; a live object in
-    the answer (a connection, a model to pass to the next probe call) comes back opaque:
-    it may be handed back to the probe, and any question put to it here is `tampered`.
-    An observation that were a handle would be answered by the solution's process each
-    time it is looked at (a length that disagrees with its items, a truth that changes)."""
+    the answer (a connection or a model to use next) comes back marked: it may be handed
+    back, and its methods and attributes used, but it is never read as an observation
+    (its length, items, truth): answered by the solution's process, an observation that
+    is a handle could disagree with itself (a length its items do not have)."""
 
     def __init__(self, remote, filename):
         self._remote, self._filename = remote, filename
