@@ -182,6 +182,7 @@ def test_seeded_jitter_matches_formula_and_spaces_calls(seed):
     assert clock.sleeps == pytest.approx(want, rel=REL)
     assert len(set(clock.sleeps)) == len(clock.sleeps), "no jitter: callers retry in lockstep"
     # The service itself sees every retry at least half a cap after the last call.
+    assert len(script.gaps) == len(caps), f"{len(script.call_times)} calls, expected {len(caps) + 1}"
     for gap, cap in zip(script.gaps, caps):
         assert gap >= cap / 2
 

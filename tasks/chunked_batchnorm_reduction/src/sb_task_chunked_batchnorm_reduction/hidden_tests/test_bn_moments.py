@@ -184,7 +184,7 @@ def test_inputs_of_any_numeric_type_work_in_float64(dtype):
     outputs, new_mean, new_var = batchnorm_train_step(chunks, gamma, beta, rm, rv, momentum=0.25, eps=1e-3)
     mean, m2 = exact_mean_m2(x64)
     expected = (x64 - mean) / np.sqrt(m2 / 11 + 1e-3) * gamma + beta
-    assert all(o.dtype == np.float64 for o in outputs)
+    assert type(outputs) is list and all(o.dtype == np.float64 for o in outputs)
     # O(1) outputs and unit-offset data: stable float64 formulas agree to ~1e-14
     np.testing.assert_allclose(np.concatenate(outputs), expected, rtol=0, atol=TIGHT)
     np.testing.assert_allclose(new_var, 0.75 * rv + 0.25 * m2 / 10, rtol=TIGHT, atol=0)

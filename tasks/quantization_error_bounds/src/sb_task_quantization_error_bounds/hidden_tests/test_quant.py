@@ -131,8 +131,8 @@ def test_zero_is_exact(symmetric, signed):
     x = _data(3, (5, 8), low=0.2, high=4.0)
     x[:, ::3] = 0.0
     for axis in (None, 0):
-        out = fake_quantize(x, num_bits=6, symmetric=symmetric, signed=signed, axis=axis)
-        assert np.all(out[:, ::3] == 0.0)
+        out = np.asarray(fake_quantize(x, num_bits=6, symmetric=symmetric, signed=signed, axis=axis))
+        assert out.shape == x.shape and np.all(out[:, ::3] == 0.0)
 
 
 # ---------------------------------------------------------------- per channel
@@ -169,9 +169,10 @@ def test_per_channel_all_zero_channel_gets_scale_one():
     for symmetric, signed in MODES:
         scale, zero_point = choose_qparams(x, num_bits=8, symmetric=symmetric, signed=signed, axis=0)
         assert float(scale[1]) == 1.0
-        assert np.all(np.asarray(scale) > 0)
-        out = fake_quantize(x, num_bits=8, symmetric=symmetric, signed=signed, axis=0)
-        assert not np.isnan(out).any()
+        scale = np.asarray(scale)
+        assert scale.shape == (3,) and np.all(scale > 0)
+        out = np.asarray(fake_quantize(x, num_bits=8, symmetric=symmetric, signed=signed, axis=0))
+        assert out.shape == x.shape and not np.isnan(out).any()
         assert np.all(out[1] == 0.0)
 
 
@@ -182,7 +183,8 @@ def test_per_channel_all_zero_channel_gets_scale_one():
 @pytest.mark.parametrize("axis", [None, 1])
 def test_round_trip_error_at_most_half_a_step(num_bits, symmetric, signed, axis):
     x = _data(100 + num_bits, (4, 6, 3), low=-2.0, high=7.0)
-    out = fake_quantize(x, num_bits=num_bits, symmetric=symmetric, signed=signed, axis=axis)
+    out = np.asarray(fake_quantize(x, num_bits=num_bits, symmetric=symmetric, signed=signed, axis=axis))
+    assert out.shape == x.shape
     scale, _ = choose_qparams(x, num_bits=num_bits, symmetric=symmetric, signed=signed, axis=axis)
     step = np.asarray(scale) if axis is None else np.asarray(scale).reshape(1, -1, 1)
     # x / scale and (q - zp) * scale each round once in float64: the error can exceed

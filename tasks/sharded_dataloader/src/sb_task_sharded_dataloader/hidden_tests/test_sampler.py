@@ -175,7 +175,9 @@ def test_every_rank_gets_the_same_number_of_full_batches(num_samples, world_size
     for rank in range(world_size):
         sampler = _sampler(num_samples, world_size, rank, batch_size, False)
         batches = _take(sampler)
-        assert len(batches) == len(sampler)
+        # the stated count, not only the sampler's own len(): zero batches would check nothing
+        expected = _spec_batches(num_samples, world_size, rank, batch_size, False, 11, 0)
+        assert len(batches) == len(sampler) == len(expected)
         assert all(len(b) == batch_size for b in batches)
         counts.add(len(batches))
     assert len(counts) == 1

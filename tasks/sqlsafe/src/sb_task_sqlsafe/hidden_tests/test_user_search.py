@@ -229,7 +229,7 @@ def test_limit():
     assert search_users(conn, sort="age", direction="desc", limit=3) == by_age[:3]
     assert search_users(conn, sort="age", direction="desc", limit=1) == by_age[:1]
     assert search_users(conn, sort="age", direction="desc", limit=500) == by_age
-    assert len(search_users(conn)) == len(USERS)  # the default, 50, is more than the table holds
+    assert len(list(search_users(conn))) == len(USERS)  # the default, 50, is more than the table holds
 
 
 def test_the_defaults_are_id_ascending_and_fifty_rows():
@@ -336,9 +336,11 @@ def test_limit_outside_range_is_rejected(limit):
 
 def test_password_hash_never_returned():
     conn = make_db()
-    for row in search_users(conn, {"name_contains": ""}, limit=500):
+    got = list(search_users(conn, {"name_contains": ""}, limit=500))  # materialised: the loop must see every row
+    assert len(got) == len(USERS)
+    for row in got:
         assert set(row) == {"id", "name", "email", "country", "age"}
-    assert len(USERS) == len(search_users(conn, limit=500))
+    assert len(USERS) == len(list(search_users(conn, limit=500)))
     assert search_users(conn, {"name_contains": "$argon2id"}) == []
     assert search_users(conn, {"email": rows()[0][5]}) == []
 
