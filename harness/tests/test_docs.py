@@ -54,7 +54,7 @@ def test_readme_task_table_is_in_sync_with_the_packages():
 
 
 def test_every_built_in_plugin_has_a_doc_section(pm):
-    """docs/plugins.md has a section for every built-in adapter and sandbox."""
+    """docs/plugins.md has a section for every built-in adapter, sandbox and reporter."""
     from sb.plugins import collect
     text = (DOCS / "plugins.md").read_text()
     adapters = collect(pm, "register_models", "adapter", lambda a: a.name)
@@ -65,3 +65,8 @@ def test_every_built_in_plugin_has_a_doc_section(pm):
     for name, source in sandboxes.sources.items():
         if source == "scratchbench":
             assert f"### Built-in sandbox `{name}`" in text, name
+    reporters = collect(pm, "register_reporters", "reporter", lambda r: r.name)
+    assert "inspect" in reporters.items
+    for name, source in reporters.sources.items():
+        if source == "scratchbench":
+            assert f"### Built-in reporter `{name}`" in text, name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import types
 
 from sb import hookimpl
-from sb.reporters import notify_reporters
+from sb.reporters import Reporter, notify_reporters
 
 
 def reporter_plugin(reporter):
@@ -18,7 +18,7 @@ def reporter_plugin(reporter):
     return module
 
 
-class Collecting:
+class Collecting(Reporter):
     name = "collecting"
 
     def __init__(self):
@@ -28,7 +28,7 @@ class Collecting:
         self.seen.append((doc["run_id"], path))
 
 
-class Broken:
+class Broken(Reporter):
     name = "broken"
 
     def report(self, doc, path):

@@ -3,6 +3,8 @@
 The public surface is `__all__`; everything else is private to the harness.
 """
 
+from sb.api import (ParsedReply, choose_sandbox, find_tasks, grade_files, grade_reply, parse_reply, precheck,
+                    reply_schema, solver_messages)
 from sb.errors import PluginError, SbError, TaskError
 from sb.hookspecs import hookimpl
 from sb.models.base import Attempt, ModelAdapter, ModelOptions
@@ -18,12 +20,21 @@ __all__ = [
     "ModelOptions",
     "Mutant",
     "Outcome",
+    "ParsedReply",
     "PluginError",
     "Sandbox",
     "SbError",
     "Status",
     "Task",
     "TaskError",
+    "choose_sandbox",
+    "find_tasks",
+    "grade_files",
+    "grade_reply",
     "hookimpl",
     "load_packaged_task",
+    "parse_reply",
+    "precheck",
+    "reply_schema",
+    "solver_messages",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sb.grading import ALLOWED_EXCEPTIONS_FOR_STARTER, decide, execute, grade, precheck, starter_exceptions
-from sb.expected import record as record_reference, reference_ids
+from sb.expected import record as record_reference
 from sb.outcome import Outcome, Status
 
 
@@ -50,6 +50,37 @@ def validate_task(task, sandbox, leaderboard=None) -> Validation:
     if problem:
         return Validation(task.slug, "broken", problem, reference, starter)
     return Validation(task.slug, "ok", "", reference, starter)
+
+
+def validate_all(tasks: list, executor, leaderboard=None, on_result=None) -> list:
+    """validate_task for every task, each one unit of work on the executor; the results in
+    order. The version check reads the leaderboard here, on the driver."""
+    from sb.parallel import in_order
+    return in_order([_validation(task, executor, leaderboard) for task in tasks], on_result)
+
+
+def _validation(task, executor, leaderboard):
+    from sb.executors.base import Work, resolved
+    from sb.parallel import then
+    early = executor.precheck(task)
+    if early is not None:
+        return resolved(Validation(task.slug, "skipped" if early.status == Status.MISSING_DEPS else "unchecked",
+                                   early.detail))
+    checked = executor.submit(Work.validation(task, executor.sandbox.name))
+    return then(checked, lambda result: _validation_of(task, result, leaderboard))
+
+
+def _validation_of(task, result: dict, leaderboard) -> Validation:
+    from sb.executors.base import outcome_from_data
+    if "validation" not in result:
+        return Validation(task.slug, "broken", f"not checked: {result.get('not_graded')}")
+    data = result["validation"]
+    reference, starter = (outcome_from_data(data[k]) if data[k] else None for k in ("reference", "starter"))
+    found = Validation(task.slug, data["verdict"], data["reason"], reference, starter)
+    if reference is not None and reference.passed:
+        record_reference(task, reference)  # the driver's cache too, when a worker elsewhere graded it
+    problem = version_problem(task, leaderboard) if found.verdict == "ok" else ""
+    return Validation(task.slug, "broken", problem, reference, starter) if problem else found
 
 
 def version_problem(task, leaderboard) -> str:
@@ -109,21 +140,38 @@ class MutantCheck:
                 "expected": self.expected, "actual": self.actual, "ok": self.ok, "detail": self.detail}
 
 
-def check_mutants(task, sandbox) -> list:
-    """Grade every mutant against the reference's test ids."""
-    early = precheck(task)
+def mutants_all(tasks: list, executor, references, on_result=None) -> list:
+    """Every mutant of every task, each one unit of work on the executor, against the
+    reference's ids (`references`: sb.parallel.References); a list of checks per task."""
+    from sb.parallel import in_order
+    return in_order([_mutants(task, executor, references) for task in tasks], on_result)
+
+
+def _mutants(task, executor, references):
+    from sb.executors.base import resolved
+    from sb.parallel import then
+    early = executor.precheck(task)
     if early is not None:
-        return [MutantCheck(task.slug, m.name, m.description, m.expected, "unchecked", early.detail)
-                for m in task.mutants]
-    reference = reference_ids(task, sandbox)
+        return resolved(_unchecked(task, early.detail))
+    return then(references.future(task), lambda reference: _graded_mutants(task, executor, reference))
+
+
+def _graded_mutants(task, executor, reference):
+    from sb.executors.base import outcome_of
+    from sb.parallel import gather, then
     if not reference.ok:
-        return [MutantCheck(task.slug, m.name, m.description, m.expected, "unchecked",
-                            reference.failure.detail) for m in task.mutants]
-    return [_check_one(task, m, sandbox, reference.ids) for m in task.mutants]
+        return _unchecked(task, reference.failure.detail)
+    return gather([then(executor.grading(task, task.mutant_solution(m), reference.ids),
+                        lambda result, m=m: mutant_check(task, m, outcome_of(task.slug, result)))
+                   for m in task.mutants])
 
 
-def _check_one(task, mutant, sandbox, expected: list) -> MutantCheck:
-    outcome = grade(task, task.mutant_solution(mutant), sandbox, expected)
+def _unchecked(task, detail: str) -> list:
+    return [MutantCheck(task.slug, m.name, m.description, m.expected, "unchecked", detail) for m in task.mutants]
+
+
+def mutant_check(task, mutant, outcome: Outcome) -> MutantCheck:
+    """What grading `mutant` gave, against what its mutant.yaml expects."""
     if outcome.passed:
         actual, detail = "survives", "every hidden test passed"
     elif outcome.evidence:
@@ -164,16 +212,18 @@ class GeneratedReport:
                 "results": [r.to_dict() for r in self.results]}
 
 
-def generated_for_task(task, sandbox, jobs: int) -> GeneratedReport:
+def generated_for_task(task, executor, references) -> GeneratedReport:
+    """Every generated mutant of `task` graded on the executor (`references`:
+    sb.parallel.References, shared by the command's tasks)."""
     import time
     from sb.generated import check_generated, generate, stale_equivalents
     started = time.monotonic()
-    early = precheck(task)
+    early = executor.precheck(task)
     if early is not None:
         return GeneratedReport(task.slug, [], [], problem="")
-    reference = reference_ids(task, sandbox)
+    reference = references.future(task).result()
     if not reference.ok:
         return GeneratedReport(task.slug, [], [], problem=reference.failure.detail)
-    results = check_generated(task, sandbox, reference.ids, jobs)
+    results = check_generated(task, executor, reference.ids)
     stale = stale_equivalents(task, {m.id for m in generate(task)})
     return GeneratedReport(task.slug, results, stale, wall_s=round(time.monotonic() - started, 1))

@@ -6,6 +6,7 @@ input, always as one line `sb: error: ...` and never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
@@ -18,6 +19,8 @@ from sb.errors import SbError
 TIER = click.Choice(["laptop", "accelerated", "all"])
 JOBS_HELP = "grade up to N tasks at once (default: the number of cores)"
 ISOLATION_HELP = "sandbox for graded code: bwrap (default on Linux) or none (no isolation; recorded)"
+EXECUTOR_HELP = "where gradings run: local (default: this machine) or ray (a Ray cluster; see docs/scaling.md)"
+ADDRESS_HELP = "--executor ray: the cluster's HOST:PORT (default: RAY_ADDRESS, else a Ray instance for this command)"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -80,18 +83,37 @@ def _task_check_options(command):
         click.option("--tier", type=TIER, default="laptop", show_default=True),
         click.option("--isolation", default=None, help=ISOLATION_HELP),
         click.option("--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP),
+        *_executor_options(),
         click.option("--json", "as_json", is_flag=True),
     ]):
         command = option(command)
     return command
 
 
-def _per_task(check, slugs, tier, isolation, jobs, progress) -> list:
-    """`check(task, sandbox)` over the chosen tasks, in order, on up to `jobs` threads."""
-    from sb.parallel import default_jobs, ordered_map
-    sandbox = _sandbox(isolation, trusted=True)
-    return ordered_map(lambda task: check(task, sandbox), _tasks(slugs, tier=tier), jobs or default_jobs(),
-                       on_result=progress)
+def _with_options(options):
+    def apply(command):
+        for option in reversed(options()):
+            command = option(command)
+        return command
+    return apply
+
+
+def _executor_options() -> list:
+    return [click.option("--executor", "executor_name", default=None, metavar="NAME", help=EXECUTOR_HELP),
+            click.option("--address", default=None, metavar="HOST:PORT", help=ADDRESS_HELP)]
+
+
+@contextlib.contextmanager
+def _started_executor(name, address, jobs, tasks: list, sandbox):
+    """The chosen executor, started for `tasks` (its warnings printed), closed afterwards."""
+    from sb.executors import choose_executor
+    from sb.parallel import default_jobs
+    from sb.report.terminal import print_warning
+    with choose_executor(name, _pm(), jobs=jobs or default_jobs(), address=address) as executor:
+        executor.start(tasks, sandbox)
+        for warning in executor.warnings:
+            print_warning(warning)
+        yield executor
 
 
 @cli.command()
@@ -99,12 +121,13 @@ def _per_task(check, slugs, tier, isolation, jobs, progress) -> list:
 @click.option("--leaderboard", "leaderboard_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("leaderboard"), show_default=True,
               help="published results: a task whose content changed since its version was published fails")
-def validate(slugs, tier, isolation, jobs, as_json, leaderboard_dir):
+def validate(slugs, tier, isolation, jobs, executor_name, address, as_json, leaderboard_dir):
     """Check the contract: reference passes, untouched starter fails every hidden test."""
-    from sb.checks import validate_task
+    from sb.checks import validate_all
     from sb.report import terminal
-    check = lambda task, sandbox: validate_task(task, sandbox, leaderboard_dir)  # noqa: E731
-    results = _per_task(check, slugs, tier, isolation, jobs, None if as_json else terminal.validation_progress)
+    tasks, sandbox = _tasks(slugs, tier=tier), _sandbox(isolation, trusted=True)
+    with _started_executor(executor_name, address, jobs, tasks, sandbox) as executor:
+        results = validate_all(tasks, executor, leaderboard_dir, None if as_json else terminal.validation_progress)
     if as_json:
         _emit_json([v.to_dict() for v in results])
     else:
@@ -116,16 +139,19 @@ def validate(slugs, tier, isolation, jobs, as_json, leaderboard_dir):
 @_task_check_options
 @click.option("--generate", is_flag=True, help="grade cosmic-ray's mutants of each reference instead of the hand ones")
 @click.option("--show", "show_id", default=None, metavar="ID", help="print the diff of one generated mutant")
-def mutants(slugs, tier, isolation, jobs, as_json, generate, show_id):
+def mutants(slugs, tier, isolation, jobs, executor_name, address, as_json, generate, show_id):
     """Grade every mutant; exit 1 when one gets another verdict than it expects.
 
     With --generate: every generated mutant must be killed or listed, with a reason, in the
     task's equivalent_mutants.yaml; exit 1 otherwise."""
-    from sb.checks import check_mutants
+    from sb.checks import mutants_all
+    from sb.parallel import References
     from sb.report import terminal
     if show_id or generate:
-        return _generated_mutants(slugs, tier, isolation, jobs, as_json, show_id)
-    per_task = _per_task(check_mutants, slugs, tier, isolation, jobs, None if as_json else terminal.mutants_progress)
+        return _generated_mutants(slugs, tier, isolation, jobs, (executor_name, address), as_json, show_id)
+    tasks, sandbox = _tasks(slugs, tier=tier), _sandbox(isolation, trusted=True)
+    with _started_executor(executor_name, address, jobs, tasks, sandbox) as executor:
+        per_task = mutants_all(tasks, executor, References(executor), None if as_json else terminal.mutants_progress)
     checks = [c for task_checks in per_task for c in task_checks]
     if as_json:
         _emit_json([c.to_dict() for c in checks])
@@ -134,9 +160,9 @@ def mutants(slugs, tier, isolation, jobs, as_json, generate, show_id):
     sys.exit(0 if all(c.ok for c in checks) else 1)
 
 
-def _generated_mutants(slugs, tier, isolation, jobs, as_json, show_id) -> None:
+def _generated_mutants(slugs, tier, isolation, jobs, executor_choice, as_json, show_id) -> None:
     from sb.checks import generated_for_task
-    from sb.parallel import default_jobs
+    from sb.parallel import References
     from sb.report import terminal
     tasks = _tasks(slugs, tier=tier)
     if show_id:
@@ -146,10 +172,12 @@ def _generated_mutants(slugs, tier, isolation, jobs, as_json, show_id) -> None:
         return click.echo(mutant_diff(tasks[0], show_id))
     sandbox = _sandbox(isolation, trusted=True)
     reports = []
-    for task in tasks:
-        reports.append(generated_for_task(task, sandbox, jobs or default_jobs()))
-        if not as_json:
-            terminal.print_generated_line(reports[-1])
+    with _started_executor(*executor_choice, jobs, tasks, sandbox) as executor:
+        references = References(executor)
+        for task in tasks:
+            reports.append(generated_for_task(task, executor, references))
+            if not as_json:
+                terminal.print_generated_line(reports[-1])
     if as_json:
         _emit_json([r.to_dict() for r in reports])
     else:
@@ -158,7 +186,8 @@ def _generated_mutants(slugs, tier, isolation, jobs, as_json, show_id) -> None:
 
 
 @cli.command()
-@click.option("--model", required=True, help="reference, starter, or a name an adapter claims (see `sb models`)")
+@click.option("--model", "models", required=True, multiple=True,
+              help="reference, starter, or a name an adapter claims (see `sb models`); repeat for a sweep of several")
 @click.option("--tasks", "task_list", default="all", show_default=True, help="comma-separated slugs, or all")
 @click.option("--suite", default=None)
 @click.option("--tier", type=TIER, default=None, help="default: all tiers of the chosen tasks")
@@ -173,8 +202,9 @@ def _generated_mutants(slugs, tier, isolation, jobs, as_json, show_id) -> None:
               help="N independent draws, one results file each (never retries)")
 @click.option("--resume", is_flag=True, help="continue the unfinished sweep run with the same command line")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
-@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
-              help="up to N model calls at once")
+@click.option("--concurrency", type=click.IntRange(min=1), multiple=True,
+              help="up to N model calls at once, per model (default 1); once per --model to set each its own")
+@_with_options(_executor_options)
 @click.option("--temperature", type=float, default=None, help="sampling temperature (unset: not sent)")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None,
               help="output token limit (unset: not sent, or the adapter's documented default where the API requires one)")
@@ -182,16 +212,19 @@ def _generated_mutants(slugs, tier, isolation, jobs, as_json, show_id) -> None:
 @click.option("--effort", default=None, help="reasoning effort, e.g. low, medium, high (unset: not sent)")
 @click.option("--seed", type=int, default=None, help="sampling seed (openai, openai-compatible; unset: not sent)")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="seconds a model call may wait for a reply, or between streamed events (cmd: in all); default 600")
+              help="seconds one model request may take in all, retries and waits included (a tool loop: per turn; cmd: in all); default 600")
+@click.option("--report", "report_specs", multiple=True, metavar="NAME[:ARG]",
+              help="also publish the run through this reporter, e.g. inspect:DIR (Inspect eval logs); repeatable")
 @click.option("--json", "as_json", is_flag=True, help="print the results document(s)")
-def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, base_url, repeat, resume, jobs,
-        concurrency, temperature, max_tokens, thinking_budget, effort, seed, timeout_s, as_json):
-    """Let a model attempt every chosen task once, grade each, write a results file."""
-    from sb.models.base import ModelOptions, resolve_model
+def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, base_url, repeat, resume, jobs,
+        concurrency, executor_name, address, temperature, max_tokens, thinking_budget, effort, seed, timeout_s,
+        report_specs, as_json):
+    """Let each model attempt every chosen task once, grade each, write a results file per draw."""
+    from sb.models.base import ModelOptions
     from sb.parallel import default_jobs
-    from sb.run import Sweep, run_draws
+    from sb.run import Sweep, run_sweeps
     from sb import inputs
-    adapter, model_id = resolve_model(inputs.model_name(model), _pm())
+    chosen = _chosen_models(models, concurrency)
     slugs = inputs.task_selection(task_list)
     tasks = _tasks(slugs, suite=suite, tier=tier or "all", set_name=set_name)
     if not tasks:
@@ -200,26 +233,29 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
     inputs.writable_dir(results_dir, "--results")
     if keep is not None:
         inputs.writable_dir(keep, "--keep")
-    sandbox = _sandbox(isolation, trusted=adapter.trusted)
+    from sb.reporters import RunReporters
+    reporting = RunReporters(report_specs, _pm(), keep)  # a bad --report stops here, before any model call
+    sandbox = _sandbox(isolation, trusted=all(adapter.trusted for adapter, _, _ in chosen))
     knobs = {"temperature": temperature, "max_tokens": max_tokens, "thinking_budget": thinking_budget,
              "effort": effort, "seed": seed, "timeout_s": timeout_s}
     options = ModelOptions(base_url=base_url, settings={k: v for k, v in knobs.items() if v is not None})
     options.timeout_s = timeout_s or options.timeout_s
-    adapter.preflight(model_id, options)
-    sweep = Sweep(tasks, adapter, model_id, sandbox, options, results_dir, keep,
-                  set_name or ("custom" if slugs else "all"), jobs=jobs or default_jobs(), concurrency=concurrency,
-                  draws=repeat)
+    for adapter, model_id, _ in chosen:
+        adapter.preflight(model_id, options)
+    sweeps = [Sweep(tasks, adapter, model_id, sandbox, options, results_dir, reporting.keep_dir,
+                    set_name or ("custom" if slugs else "all"), jobs=jobs or default_jobs(), concurrency=limit,
+                    draws=repeat) for adapter, model_id, limit in chosen]
     from sb.report import terminal
     progress = None if as_json else terminal.progress_printer()
-    runs = run_draws(sweep, on_task=progress, resume=resume)
+    with _started_executor(executor_name, address, jobs, tasks, sandbox) as executor:
+        runs = run_sweeps(sweeps, on_task=reporting.watch(progress, tasks), resume=resume, executor=executor)
     if as_json:
-        _emit_json([doc for doc, _ in runs] if repeat > 1 else runs[0][0])
+        _emit_json([doc for doc, _ in runs] if len(runs) > 1 else runs[0][0])
     else:
         for doc, path in runs:
             terminal.print_run_table(doc)
             terminal.print_results_written(path)
-    from sb.reporters import notify_reporters
-    for warning in notify_reporters(runs, _pm()):
+    for warning in reporting.notify(runs):
         terminal.print_warning(warning)
     from sb.outcome import HARNESS_FAILURES
     harness_failed = any(e["status"] in HARNESS_FAILURES for doc, _ in runs for e in doc["tasks"])
@@ -227,6 +263,18 @@ def run(model, task_list, suite, tier, set_name, keep, results_dir, isolation, b
     if nothing:
         terminal.print_error(nothing)
     sys.exit(1 if harness_failed or nothing else 0)
+
+
+def _chosen_models(models: tuple, limits: tuple) -> list:
+    """(adapter, model id, concurrency) per --model: one --concurrency for all, or one each."""
+    from sb import inputs
+    from sb.models.base import resolve_model
+    if limits and len(limits) not in (1, len(models)):
+        raise SbError(f"--concurrency given {len(limits)} times for {len(models)} --model: give it once, or once per model")
+    if len(set(models)) != len(models):
+        raise SbError("a --model is named twice")
+    limits = limits if len(limits) == len(models) else (limits or (1,)) * len(models)
+    return [(*resolve_model(inputs.model_name(name), _pm()), limit) for name, limit in zip(models, limits)]
 
 
 def _nothing_measured(entries: list) -> str:
@@ -294,7 +342,7 @@ def export(slug, dest, reference, mutant, as_json):
     click.echo(f"wrote {len(chosen)} file(s) to {dest}")
 
 
-REPORT_MODES = ("last", "variance", "failures", "html", "drift")
+REPORT_MODES = ("last", "variance", "failures", "html", "drift", "inspect")
 
 
 @cli.command()
@@ -305,6 +353,8 @@ REPORT_MODES = ("last", "variance", "failures", "html", "drift")
 @click.option("--html", "html_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="write the static leaderboard site into this folder")
 @click.option("--drift", is_flag=True, help="public against holdout pass rates per model, flagging contamination")
+@click.option("--inspect", "inspect_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="write each published draw as an Inspect eval log into this folder (inspect view)")
 @click.option("--model", default=None, help="--variance / --failures: only this model's draws")
 @click.option("--by-group", is_flag=True, help="--variance: one block per sweep (group id) instead of per model")
 @click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -312,15 +362,16 @@ REPORT_MODES = ("last", "variance", "failures", "html", "drift")
 @click.option("--leaderboard", "leaderboard_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("leaderboard"), show_default=True, help="the published results the leaderboard reads")
 @click.option("--json", "as_json", is_flag=True)
-def report(last, variance, failures_slug, html_dir, drift, model, by_group, results_dir, leaderboard_dir, as_json):
-    """The leaderboard of published results, newest first; or --last, --variance, --failures, --html."""
-    chosen = [m for m, on in zip(REPORT_MODES, (last, variance, failures_slug, html_dir, drift)) if on]
+def report(last, variance, failures_slug, html_dir, drift, inspect_dir, model, by_group, results_dir, leaderboard_dir,
+           as_json):
+    """The leaderboard of published results, newest first; or --last, --variance, --failures, --html, --inspect."""
+    chosen = [m for m, on in zip(REPORT_MODES, (last, variance, failures_slug, html_dir, drift, inspect_dir)) if on]
     if len(chosen) > 1:
         raise SbError(f"choose one of --{', --'.join(chosen)}")
     mode = chosen[0] if chosen else "leaderboard"
-    _warn_about_toolchains(leaderboard_dir if mode in ("leaderboard", "html") else results_dir)
+    _warn_about_toolchains(leaderboard_dir if mode in ("leaderboard", "html", "inspect") else results_dir)
     data = _REPORTS[mode](results_dir=results_dir, leaderboard_dir=leaderboard_dir, slug=failures_slug,
-                          model=model, by_group=by_group, html_dir=html_dir)
+                          model=model, by_group=by_group, html_dir=html_dir, inspect_dir=inspect_dir)
     if as_json:
         return _emit_json({k: v for k, v in data.items() if k != "_path"} if isinstance(data, dict) else data)
     from sb.report import terminal
@@ -386,8 +437,15 @@ def _report_drift(results_dir, **_):
     return drift(load_dir(results_dir))
 
 
+def _report_inspect(leaderboard_dir, inspect_dir, **_):
+    from sb.inputs import writable_dir
+    from sb.report.inspect_log import write_logs
+    writable_dir(inspect_dir, "--inspect")
+    return write_logs(leaderboard_dir, inspect_dir)
+
+
 _REPORTS = {"last": _report_last, "leaderboard": _report_leaderboard, "variance": _report_variance,
-            "failures": _report_failures, "html": _report_html, "drift": _report_drift}
+            "failures": _report_failures, "html": _report_html, "drift": _report_drift, "inspect": _report_inspect}
 
 
 @cli.command()

@@ -51,9 +51,14 @@ def _entry_path(task) -> Path:
     return cache_dir() / "expected" / f"{task.slug}-{cache_key(task)}.json"
 
 
+def cached_ids(task) -> list | None:
+    """The reference's ids for this task content and toolchain, if they were cached."""
+    return _read(_entry_path(task), task)
+
+
 def reference_ids(task, sandbox, use_cache: bool = True) -> ReferenceIds:
     """The ids from the cache, or from grading the reference now (and caching them)."""
-    cached = _read(_entry_path(task), task) if use_cache else None
+    cached = cached_ids(task) if use_cache else None
     if cached is not None:
         return ReferenceIds(cached)
     from sb.grading import grade

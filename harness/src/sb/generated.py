@@ -91,15 +91,16 @@ def generate(task) -> list:
     return found
 
 
-def check_generated(task, sandbox, expected: list, jobs: int = 1, on_result=None) -> list:
-    """Grade each generated mutant of `task`; `expected` is the reference's test ids."""
-    from sb.grading import grade
-    from sb.parallel import ordered_map
+def check_generated(task, executor, expected: list, on_result=None) -> list:
+    """Grade each generated mutant of `task` on the (started) executor, against the
+    reference's test ids `expected`; the results in generation order."""
+    from sb.executors.base import outcome_of
+    from sb.parallel import in_order, then
 
     equivalent = task.equivalent_mutants
 
-    def one(mutant: GeneratedMutant) -> GeneratedResult:
-        outcome = grade(task, {**task.reference_files, mutant.file: mutant.source}, sandbox, expected)
+    def verdict(mutant: GeneratedMutant, result: dict) -> GeneratedResult:
+        outcome = outcome_of(task.slug, result)
         if outcome.passed:
             verdict = "equivalent" if mutant.id in equivalent else "survived"
             return GeneratedResult(task.slug, mutant.id, verdict, equivalent.get(mutant.id, ""))
@@ -108,7 +109,9 @@ def check_generated(task, sandbox, expected: list, jobs: int = 1, on_result=None
         detail = outcome.failed_tests[0] if outcome.failed_tests else outcome.status.value
         return GeneratedResult(task.slug, mutant.id, "killed", detail)
 
-    return ordered_map(one, generate(task), jobs, on_result)
+    futures = [then(executor.grading(task, {**task.reference_files, m.file: m.source}, expected),
+                    lambda result, m=m: verdict(m, result)) for m in generate(task)]
+    return in_order(futures, on_result)
 
 
 def stale_equivalents(task, generated_ids: set) -> list:

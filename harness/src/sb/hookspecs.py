@@ -39,9 +39,22 @@ def register_sandboxes(register):
 
 
 @hookspec
+def register_executors(register):
+    """Register executors: call `register(executor_class)` once per `sb.executors.Executor`
+    subclass.
+
+    The class's `name` is what `--executor NAME` selects; `unavailable_reason()` tells
+    whether it can run here (its extra is installed). An executor grades units of work
+    (`sb.executors.Work`, plain data) wherever it likes and returns each result as a dict;
+    model calls and results files stay with the driver.
+    """
+
+
+@hookspec
 def register_reporters(register):
     """Register result reporters: call `register(reporter)` once per `sb.Reporter`.
 
     A reporter receives every finished run's results document (after it is written) and
-    may publish it elsewhere: a dashboard, a database, a chat message.
+    may publish it elsewhere: a dashboard, a database, a chat message. One marked `opt_in`
+    runs only when `sb run --report NAME[:ARG]` names it (the built-in `inspect`).
     """

@@ -38,8 +38,12 @@ def untrack_group(pgid: int) -> None:
 
 @contextmanager
 def temporary_directory(prefix: str):
-    """tempfile.TemporaryDirectory, removed by the interrupt handler too."""
+    """tempfile.TemporaryDirectory, removed by the interrupt handler too. A process killed
+    outright (SIGKILL, a lost Ray worker) runs no handler: its folders carry an owner
+    marker, and the next one made on this machine removes those whose owner is gone."""
+    reap_orphaned_folders()
     path = tempfile.mkdtemp(prefix=prefix)
+    _mark_owner(path)
     with _lock:
         _folders.add(path)
     try:
@@ -90,3 +94,71 @@ def clean_up() -> None:
             pass
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+OWNER_MARKER = ".sb-owner"
+
+
+def _process_identity(pid: int) -> str | None:
+    """pid, start time and pid namespace: a reused pid never passes for the owner, and a
+    folder made in another container is never judged from this one. None: no such process."""
+    try:
+        start = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return _identity_without_proc(pid)
+    try:
+        namespace = os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        namespace = "unknown"
+    return f"{pid} {start} {namespace}"
+
+
+def _identity_without_proc(pid: int) -> str | None:
+    if os.path.isdir("/proc/self"):
+        return None  # /proc exists and has no such process
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    return f"{pid}"
+
+
+def _mark_owner(path: str) -> None:
+    identity = _process_identity(os.getpid())
+    if identity:
+        with open(os.path.join(path, OWNER_MARKER), "w") as handle:
+            handle.write(identity)
+
+
+def reap_orphaned_folders(parent: str | None = None) -> list:
+    """Remove the `sb-*` folders under `parent` (the temporary folder) whose owning process
+    is gone from this machine's pid namespace; returns what was removed. Folders without a
+    marker, or owned by a live process or another namespace, are never touched."""
+    parent = parent or tempfile.gettempdir()
+    own = (_process_identity(os.getpid()) or "").split(" ")
+    namespace = own[2] if len(own) >= 3 else None
+    removed = []
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith("sb-")]
+    except OSError:
+        return removed
+    for name in names:
+        folder = os.path.join(parent, name)
+        try:
+            owner = open(os.path.join(folder, OWNER_MARKER)).read().strip()
+        except OSError:
+            continue
+        if _orphaned(owner, namespace):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _orphaned(owner: str, namespace: str | None) -> bool:
+    parts = owner.split(" ")
+    if not parts[0].isdigit() or (len(parts) >= 3 and namespace and parts[2] != namespace):
+        return False
+    current = _process_identity(int(parts[0]))
+    return current is None or current.split(" ")[:2] != parts[:2]

@@ -26,6 +26,9 @@ DEFAULT_PLUGINS = (
     "sb.models.cmd",
     "sb.sandbox.plain",
     "sb.sandbox.bwrap",
+    "sb.executors.local",
+    "sb.executors.ray",
+    "sb.report.inspect_log",
 )
 
 

@@ -1,32 +1,38 @@
-"""`sb run`: one model, one attempt per task, every task graded, the results written.
+"""`sb run`: models attempt every task once, every answer graded, the results written.
 
 Each finished task is written into its draw's results file the moment it is graded
 (atomic replace), so a sweep killed at any point loses nothing that finished; `--resume`
-finds that file by the sweep's key (the same command line) and solves only what is left.
-Model calls (`concurrency`) and gradings (`jobs`) are bounded separately.
+finds that file by the sweep's key (the same command line) and solves only what is left,
+whichever executor graded the first part.
+
+Several models (one Sweep each) and all their draws are scheduled together: model calls
+run on this machine, each model with its own concurrency limit (rate limits are per key);
+gradings go to the executor (sb.executors: this machine, or a Ray cluster), each
+reference once for all of them. Only this process writes results files.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from sb import results
 from sb.errors import SbError
-from sb.grading import grade, precheck, write_files
+from sb.executors.base import outcome_of, resolved
+from sb.grading import write_files
 from sb.interrupt import temporary_directory
 from sb.names import safe_name
 from sb.models.base import Attempt, ModelOptions
 from sb.outcome import Outcome, Status
+from sb.parallel import References, same_as_graded_reference, then
 from sb.solver_output import read_solver_output
 from sb.task import Task
 
@@ -48,21 +54,53 @@ class Sweep:
 
     @property
     def key(self) -> str:
-        """Identifies the command line: the same sweep asked again resumes, another does not."""
+        """Identifies the command line: the same sweep asked again resumes, another does not
+        (the executor is not part of it: a sweep started here may resume on a cluster)."""
         spec = {"model": f"{self.adapter.name}:{self.model}", "tasks": sorted(t.slug for t in self.tasks),
                 "settings": self.options.settings, "base_url": self.options.base_url,
                 "isolation": self.sandbox.name, "draws": self.draws}
         return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def run_draws(sweep: Sweep, on_task=None, resume: bool = False) -> list:
-    """Every draw of the sweep (`--repeat N`), each in its own results file; no draw sees another.
-    The sweep's group is locked while it runs, so a second `--resume` cannot work on it too."""
-    sweep.group_id = sweep.group_id or _group_id(sweep, resume)
+def run_draws(sweep: Sweep, on_task=None, resume: bool = False, executor=None) -> list:
+    """Every draw of one sweep (`--repeat N`), each in its own results file."""
+    return run_sweeps([sweep], on_task, resume, executor)
+
+
+def run_sweeps(sweeps: list, on_task=None, resume: bool = False, executor=None) -> list:
+    """Every draw of every sweep, scheduled together; [(doc, path)] sweep by sweep, draw by
+    draw. Each sweep's group is locked while it runs, so a second `--resume` cannot work on
+    it too. Without an executor, the local one grades `jobs` at once. A sweep stopped by
+    failing transport keeps what finished and raises Unavailable once the others are done."""
     from sb.interrupt import set_note
-    with group_lock(sweep):
-        set_note(f"finished tasks are in {sweep.results_dir}; `sb run ... --resume` continues")
-        return [run_sweep(sweep, draw, on_task, resume) for draw in range(1, sweep.draws + 1)]
+    for sweep in sweeps:
+        sweep.group_id = sweep.group_id or _group_id(sweep, resume)
+    with ExitStack() as stack:
+        for sweep in sweeps:
+            stack.enter_context(group_lock(sweep))
+        set_note(f"finished tasks are in {sweeps[0].results_dir}; `sb run ... --resume` continues")
+        executor = executor or stack.enter_context(_local_executor(sweeps))
+        executor.start(_all_tasks(sweeps), sweeps[0].sandbox)
+        several = len(sweeps) > 1 or sweeps[0].draws > 1
+        draws = [_draw(state, n, resume, executor, several)
+                 for state in map(_SweepState, sweeps) for n in range(1, state.sweep.draws + 1)]
+        _Schedule(executor, on_task).run(draws)
+    stopped = sorted({d.state.stopped for d in draws if d.state.stopped})
+    if stopped:
+        from sb.errors import Unavailable
+        raise Unavailable("; ".join(stopped))
+    return [(d.doc, d.path) for d in draws]
+
+
+@contextmanager
+def _local_executor(sweeps: list):
+    from sb.executors.local import LocalExecutor
+    with LocalExecutor(jobs=max(s.jobs for s in sweeps)) as executor:
+        yield executor
+
+
+def _all_tasks(sweeps: list) -> list:
+    return list({t.slug: t for sweep in sweeps for t in sweep.tasks}.values())
 
 
 def lock_path(sweep: Sweep) -> Path:
@@ -112,25 +150,55 @@ def find_unfinished(sweep: Sweep) -> list:
     return found
 
 
-def run_sweep(sweep: Sweep, draw: int = 1, on_task=None, resume: bool = False) -> tuple[dict, Path]:
-    """One draw: every task solved once and graded. Returns the document and its path."""
-    path = Path(sweep.results_dir) / f"{sweep.group_id}-{safe_name(sweep.model, 60)}-{sweep.key}-d{draw}.json"
+@dataclass
+class _SweepState:
+    """What the draws of one sweep share: its model-call pool, and whether it stopped."""
+
+    sweep: Sweep
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    transport_failures_in_a_row: int = 0
+    stopped: str | None = None  # why the sweep stopped early (the server is down), if it did
+    pool: ThreadPoolExecutor | None = None
+
+
+@dataclass
+class _Draw:
+    sweep: Sweep
+    number: int
+    doc: dict
+    path: Path
+    pending: list
+    state: _SweepState
+    keep_dir: Path | None
+    started: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.doc.get("complete"))
+
+
+def _draw(state: _SweepState, number: int, resume: bool, executor, several: bool) -> _Draw:
+    sweep = state.sweep
+    path = Path(sweep.results_dir) / f"{sweep.group_id}-{safe_name(sweep.model, 60)}-{sweep.key}-d{number}.json"
     doc = _resumed(path) if resume else None
-    if doc is not None and doc.get("complete"):
-        return doc, path
-    doc = doc or _new_document(sweep, draw)
+    doc = doc or _new_document(sweep, number)
+    _record_executor(doc, executor)
     done = {e["slug"] for e in doc["tasks"]}
-    pending = [t for t in sweep.tasks if t.slug not in done]
-    runner = _Runner(sweep, doc, path, on_task)
-    runner.run(pending)
-    if runner.stopped:
-        from sb.errors import Unavailable
-        raise Unavailable(runner.stopped)
-    order = {t.slug: i for i, t in enumerate(sweep.tasks)}
-    doc["tasks"].sort(key=lambda e: order.get(e["slug"], len(order)))
-    doc["complete"] = True
-    results.write_atomic(path, results.summarise(doc))
-    return doc, path
+    pending = [] if doc.get("complete") else [t for t in sweep.tasks if t.slug not in done]
+    keep = sweep.keep_dir
+    if keep is not None and several:  # draws run at once: one folder each
+        keep = Path(keep) / f"{safe_name(sweep.model, 60)}-d{number}"
+    return _Draw(sweep, number, doc, path, pending, state, keep,
+                 time.monotonic() - float(doc.get("wall_clock_s") or 0.0))
+
+
+def _record_executor(doc: dict, executor) -> None:
+    """Which executor graded this draw (the latest), and every one that worked on it."""
+    described = executor.describe()
+    doc["executor"] = described
+    used = doc.setdefault("executors", [])
+    if not used or used[-1] != described["name"]:
+        used.append(described["name"])
 
 
 def _resumed(path: Path):
@@ -141,60 +209,113 @@ def _resumed(path: Path):
     return doc
 
 
-class _Runner:
-    """Solves and grades pending tasks on a pool; persists each under a lock as it finishes."""
+class _Schedule:
+    """Every pending attempt of every draw, as a chain of Futures: the reference's ids
+    (once per task), the model call (on its sweep's pool), the grading (on the executor).
+    The calling thread persists each attempt as it finishes; nothing else writes files."""
 
-    def __init__(self, sweep: Sweep, doc: dict, path: Path, on_task):
-        self.sweep, self.doc, self.path, self.on_task = sweep, doc, path, on_task
-        self.lock = threading.Lock()
-        self.model_slots = threading.Semaphore(max(1, sweep.concurrency))
-        self.grade_slots = threading.Semaphore(max(1, sweep.jobs))
-        self.references: dict = {}
-        self.started = time.monotonic() - float(doc.get("wall_clock_s") or 0.0)
-        self.transport_failures_in_a_row = 0
-        self.stopped: str | None = None  # why the sweep stopped early (the server is down), if it did
+    def __init__(self, executor, on_task):
+        self.executor, self.on_task = executor, on_task
+        self.references = References(executor)
 
-    def run(self, pending: list) -> None:
-        workers = max(1, self.sweep.concurrency, self.sweep.jobs)
-        if workers == 1:
-            for task in pending:
-                self.finish(task)
+    def run(self, draws: list) -> None:
+        states = {id(d.state): d.state for d in draws}.values()
+        try:
+            for state in states:
+                state.pool = ThreadPoolExecutor(max_workers=max(1, state.sweep.concurrency),
+                                                thread_name_prefix="sb-model")
+            attempts = {self._attempt(draw, task): (draw, task) for draw in draws for task in draw.pending}
+            for future in as_completed(attempts):
+                draw, task = attempts[future]
+                graded = future.result()
+                if graded is not None:  # None: left for --resume (the sweep stopped)
+                    self._persist(draw, task, graded)
+        except BaseException:
+            self.executor.cancel()
+            raise
+        finally:
+            for state in states:
+                if state.pool:
+                    state.pool.shutdown(wait=False, cancel_futures=True)
+        for draw in draws:
+            if not draw.state.stopped:
+                self._complete(draw)
+
+    def _attempt(self, draw: _Draw, task: Task):
+        early = self.executor.precheck(task)
+        if early is not None:
+            return resolved((early, None, None))
+        return then(self.references.future(task), lambda reference: self._solve(draw, task, reference))
+
+    def _solve(self, draw: _Draw, task: Task, reference):
+        if not reference.ok:
+            return reference.failure, None, None
+        solved = draw.state.pool.submit(_solve, task, draw)
+        return then(solved, lambda answer: self._grade(draw, task, reference, answer))
+
+    def _grade(self, draw: _Draw, task: Task, reference, answer):
+        if answer is None:
+            return None
+        attempt, left = answer
+        if not attempt.produced_files:
+            return Outcome(task.slug, attempt.status, detail=attempt.detail), attempt, None
+        copied = same_as_graded_reference(task, left.files, reference)
+        if copied is not None:
+            return _annotated(copied, left, attempt), attempt, None
+        graded = self.executor.grading(task, left.files, reference.ids)
+        return then(graded, lambda result: (_annotated(outcome_of(task.slug, result), left, attempt), attempt,
+                                            result.get("node")))
+
+    def _persist(self, draw: _Draw, task: Task, graded: tuple) -> None:
+        outcome, attempt, node = graded
+        entry = {**task_entry(task, (outcome, attempt)), "executor": self.executor.name, "node": node}
+        draw.doc["tasks"].append(entry)
+        draw.doc["wall_clock_s"] = round(time.monotonic() - draw.started, 3)
+        results.write_atomic(draw.path, results.summarise(draw.doc))
+        if self.on_task:
+            self.on_task(entry, draw.doc, len(draw.sweep.tasks))
+
+    def _complete(self, draw: _Draw) -> None:
+        if draw.finished:
             return
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(self.finish, pending))
-
-    def reference(self, task: Task):
-        """The reference's ids for `task`, graded at most once per run (and cached on disk)."""
-        from sb.expected import reference_ids
-        if task.slug not in self.references:
-            self.references[task.slug] = reference_ids(task, self.sweep.sandbox)
-        return self.references[task.slug]
-
-    def finish(self, task: Task) -> None:
-        if self.stopped:
-            return  # left for --resume: never recorded as the model's failure
-        graded = solve_and_grade(task, self)
-        self._count_transport_failure(graded[1])
-        entry = task_entry(task, graded)
-        with self.lock:
-            self.doc["tasks"].append(entry)
-            self.doc["wall_clock_s"] = round(time.monotonic() - self.started, 3)
-            results.write_atomic(self.path, results.summarise(self.doc))
-            if self.on_task:
-                self.on_task(entry, self.doc, len(self.sweep.tasks))
+        order = {t.slug: i for i, t in enumerate(draw.sweep.tasks)}
+        draw.doc["tasks"].sort(key=lambda e: order.get(e["slug"], len(order)))
+        draw.doc["complete"] = True
+        results.write_atomic(draw.path, results.summarise(draw.doc))
 
 
-    def _count_transport_failure(self, attempt) -> None:
-        """After MAX_TRANSPORT_FAILURES attempts in a row failed in transport (the server is
-        down, the key is revoked), stop: the rest of the sweep would only repeat them."""
-        with self.lock:
-            if attempt is None or not attempt.transport_failure:
-                self.transport_failures_in_a_row = 0
-                return
-            self.transport_failures_in_a_row += 1
-            if self.transport_failures_in_a_row >= MAX_TRANSPORT_FAILURES and not self.stopped:
-                self.stopped = (f"stopped after {self.transport_failures_in_a_row} model calls in a row failed in "
-                                f"transport (last: {attempt.detail}); finished tasks are kept, --resume continues")
+def _annotated(outcome: Outcome, left, attempt: Attempt) -> Outcome:
+    """With what the solver left that was not graded (undeclared names, unreadable files)."""
+    outcome = left.annotate(outcome)
+    outcome.dropped_files = sorted(set(outcome.dropped_files) | set(attempt.dropped_files))
+    return outcome
+
+
+def _solve(task: Task, draw: _Draw):
+    """One model call, on the driver, in a fresh working directory: (attempt, files left),
+    or None when the sweep has stopped (the task is left for --resume, never a failure)."""
+    state = draw.state
+    if state.stopped:
+        return None
+    with temporary_directory(f"sb-solve-{task.slug}-") as tmp:
+        workdir = _workdir(task, draw.keep_dir, Path(tmp))
+        attempt = _attempt(task, draw.sweep, workdir)
+        left = read_solver_output(workdir, task.starter_files) if attempt.produced_files else None
+    _count_transport_failure(state, attempt)
+    return attempt, left
+
+
+def _count_transport_failure(state: _SweepState, attempt: Attempt) -> None:
+    """After MAX_TRANSPORT_FAILURES attempts in a row failed in transport (the server is
+    down, the key is revoked), stop: the rest of the sweep would only repeat them."""
+    with state.lock:
+        if not attempt.transport_failure:
+            state.transport_failures_in_a_row = 0
+            return
+        state.transport_failures_in_a_row += 1
+        if state.transport_failures_in_a_row >= MAX_TRANSPORT_FAILURES and not state.stopped:
+            state.stopped = (f"stopped after {state.transport_failures_in_a_row} model calls in a row failed in "
+                             f"transport (last: {attempt.detail}); finished tasks are kept, --resume continues")
 
 
 MAX_TRANSPORT_FAILURES = 3
@@ -216,38 +337,8 @@ def _new_document(sweep: Sweep, draw: int) -> dict:
             "wall_clock_s": 0.0, "complete": False, "tasks": []}
 
 
-def solve_and_grade(task: Task, runner: _Runner) -> tuple[Outcome, Attempt | None]:
-    sweep = runner.sweep
-    early = precheck(task)
-    if early is not None:
-        return early, None
-    with runner.grade_slots:
-        reference = runner.reference(task)
-    if not reference.ok:
-        return reference.failure, None
-    with temporary_directory(f"sb-solve-{task.slug}-") as tmp:
-        workdir = _workdir(task, sweep, Path(tmp))
-        with runner.model_slots:
-            attempt = _attempt(task, sweep, workdir)
-        if not attempt.produced_files:
-            return Outcome(task.slug, attempt.status, detail=attempt.detail), attempt
-        left = read_solver_output(workdir, task.starter_files)
-    if reference.outcome is not None and left.files == _declared(task, task.reference_files):
-        outcome = copy.deepcopy(reference.outcome)  # the very files just graded: the same verdict
-    else:
-        with runner.grade_slots:
-            outcome = grade(task, left.files, sweep.sandbox, reference.ids)
-    outcome = left.annotate(outcome)
-    outcome.dropped_files = sorted(set(outcome.dropped_files) | set(attempt.dropped_files))
-    return outcome, attempt
-
-
-def _declared(task: Task, files: dict) -> dict:
-    return {name: data for name, data in files.items() if name in task.starter_files}
-
-
-def _workdir(task: Task, sweep: Sweep, tmp: Path) -> Path:
-    workdir = (Path(sweep.keep_dir) / task.slug) if sweep.keep_dir else tmp / "work"
+def _workdir(task: Task, keep_dir: Path | None, tmp: Path) -> Path:
+    workdir = (Path(keep_dir) / task.slug) if keep_dir else tmp / "work"
     workdir.mkdir(parents=True, exist_ok=True)
     write_files(workdir, task.starter_files)
     return workdir

@@ -5,6 +5,9 @@
 - `FakeAdapter`: a model adapter that leaves the files it was built with.
 - `FakeToolSession`: a tool-loop session that plays back scripted turns.
 - `FakeReporter`: keeps every (doc, path) it was handed.
+- `FakeExecutor`: grades each Work at once in the calling thread, after a round trip
+  through its wire form (what a Ray worker receives), and keeps every Work it was given;
+  it can lose a slug's first grading, as a dead worker would.
 - `sandbox_self_check(sandbox)`: a small adversarial corpus run against any Sandbox, the
   way Inspect ships a sandbox self-check. It grades a tiny task whose solution is right
   only if an attack worked (reaching the network, the host's files, the hidden tests, a
@@ -22,11 +25,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sb.executors.base import Executor, Work, lost, perform, resolved
 from sb.models.base import Attempt, ModelAdapter, ToolSession
 from sb.reporters import Reporter
 from sb.sandbox.base import Completed, Job, Sandbox, limits_preexec, run_process
 
-__all__ = ["FakeAdapter", "FakeReporter", "FakeSandbox", "FakeToolSession", "sandbox_self_check"]
+__all__ = ["FakeAdapter", "FakeExecutor", "FakeReporter", "FakeSandbox", "FakeToolSession", "sandbox_self_check"]
 
 
 class FakeSandbox(Sandbox):
@@ -73,6 +77,29 @@ class FakeReporter(Reporter):
 
     def report(self, doc: dict, path) -> None:
         self.reported.append((doc, path))
+
+
+class FakeExecutor(Executor):
+    name = "fake"
+    description = "grades in the calling thread and records every Work (for tests only)"
+
+    def __init__(self, jobs: int = 1, address: str | None = None, lose=()):
+        super().__init__(jobs)
+        self.works: list = []
+        self.lose, self.cancelled = set(lose), False
+
+    def open(self, tasks: list, sandbox) -> None:
+        self.tasks = {task.slug: task for task in tasks}
+
+    def submit(self, work: Work):
+        self.works.append(work)
+        if work.slug in self.lose:
+            self.lose.discard(work.slug)
+            return resolved(lost("the fake worker died"))
+        return resolved(perform(Work.from_json(work.to_json()), self.tasks.get(work.slug), self.sandbox))
+
+    def cancel(self) -> None:
+        self.cancelled = True
 
 
 # ---------------------------------------------------------------- the self-check

@@ -11,8 +11,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -144,24 +146,54 @@ def run_process(argv: list, job: Job, isolation: str, preexec=None) -> Completed
     interruption of the grader, a Ctrl-C included), keep the output tail."""
     start = time.monotonic()
     with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(argv, cwd=job.cwd, env=job.env, stdin=stdin, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True, pass_fds=job.pass_fds, preexec_fn=preexec)
-        track_group(proc.pid)
-        for fd in job.pass_fds:
-            os.close(fd)
+        proc = None
         try:
+            with interrupts_held():  # started and tracked as one step: never a child nobody kills
+                proc = subprocess.Popen(argv, cwd=job.cwd, env=job.env, stdin=stdin, stdout=out,
+                                        stderr=subprocess.STDOUT, start_new_session=True, pass_fds=job.pass_fds,
+                                        preexec_fn=preexec)
+                track_group(proc.pid)
+                for fd in job.pass_fds:
+                    os.close(fd)
             timed_out, returncode, cpu_rate = _wait(proc, job.timeout_s, job.cancel)
         finally:
-            stragglers = _kill_group(proc.pid)
-            untrack_group(proc.pid)
-            if proc.returncode is None:
-                proc.wait()
+            stragglers = proc is not None and _reap(proc)
         duration = time.monotonic() - start
         out.seek(0, os.SEEK_END)
         size = out.tell()
         out.seek(max(0, size - OUTPUT_TAIL_BYTES))
         output = out.read().decode("utf-8", "replace")
     return Completed(None if timed_out else returncode, timed_out, duration, output, isolation, stragglers, cpu_rate)
+
+
+def _reap(proc: subprocess.Popen) -> bool:
+    """Kill what is left of the child's group and wait for it, whatever interrupts."""
+    with interrupts_held():
+        stragglers = _kill_group(proc.pid)
+        untrack_group(proc.pid)
+        if proc.returncode is None:
+            proc.wait()
+    return stragglers
+
+
+@contextmanager
+def interrupts_held():
+    """A KeyboardInterrupt (Ctrl-C in a library caller, Ray cancelling a task) waits until
+    the block ends: arriving while a child is being started, or while it is being killed,
+    it would otherwise leave a sandbox running, untracked, until its time limit. Only the
+    main thread receives one, so elsewhere this does nothing."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+    held: list = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            previous(signal.SIGINT, held[0])
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float, cancel=None):

@@ -1,0 +1,229 @@
+"""Executors as plugins: the unit of work is plain data, every executor grades through one
+function, refusals are one line out of every rate, references are graded once per command,
+several models share one schedule, and an interrupted or killed grading leaves nothing."""
+
+from __future__ import annotations
+
+import _thread
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from conftest import REPO, sb_env
+from sb.executors.base import Work, outcome_of, perform
+from sb.outcome import Status, is_evidence
+from sb.testing import FakeAdapter, FakeExecutor
+from test_cli import SB
+
+GOOD = {"adder.py": b"def add(a, b):\n    return b + a\n"}
+WRONG = {"adder.py": b"def add(a, b):\n    return a - b\n"}
+
+
+def sweep_of(task, sandbox, tmp_path, files=GOOD, model="fake", **kwargs):
+    from sb.run import Sweep
+    return Sweep([task], FakeAdapter(files), model, sandbox, results_dir=tmp_path / "results", **kwargs)
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    """No reference ids cached yet: what a sweep grades is then known exactly."""
+    monkeypatch.setenv("SB_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_a_work_crosses_as_json_and_back(fixture_task):
+    work = Work.grading(fixture_task, {**GOOD, "notes.txt": b"\x00\xff"}, "bwrap", ["a", "b"])
+    assert set(work.files) == {"adder.py"}  # only declared names travel
+    text = work.to_json()
+    assert json.loads(text)["slug"] == "fixture_add"
+    assert Work.from_json(text) == work
+    with pytest.raises(ValueError):
+        Work.from_json(json.dumps({**json.loads(text), "check": "exec"}))
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"content_hash": "0" * 16}, "content hash"),
+    ({"fingerprint": "f" * 16}, "toolchain"),
+    ({"slug": "not_installed"}, "not installed"),
+    ({"isolation": "bwrap"}, "isolation"),
+])
+def test_a_worker_refuses_in_one_line_and_the_refusal_is_no_evidence(fixture_task, plain_sandbox, change, says):
+    import dataclasses
+    work = dataclasses.replace(Work.grading(fixture_task, GOOD, "none", None), **change)
+    task = None if change.get("slug") else fixture_task
+    result = perform(work, task, plain_sandbox)
+    assert says in result["not_graded"] and "\n" not in result["not_graded"]
+    outcome = outcome_of(work.slug, result)
+    assert outcome.status == Status.HARNESS_ERROR and not is_evidence(outcome.status)
+
+
+def test_the_fake_executor_and_the_local_one_give_identical_verdicts(fixture_task, plain_sandbox):
+    from sb.executors.local import LocalExecutor
+    answers = [GOOD, WRONG]
+    verdicts = {}
+    for executor in (FakeExecutor(), LocalExecutor(jobs=2)):
+        with executor:
+            executor.start([fixture_task], plain_sandbox)
+            ids = outcome_of("fixture_add", executor.grading(fixture_task, fixture_task.reference_files, None)
+                             .result()).test_ids
+            found = [outcome_of("fixture_add", executor.grading(fixture_task, files, ids).result()) for files in answers]
+        verdicts[executor.name] = [(o.status, o.counts, o.failed_tests) for o in found]
+    assert verdicts["fake"] == verdicts["local"]
+    assert [v[0] for v in verdicts["local"]] == ["passed", "failed"]
+
+
+def test_a_sweep_sends_plain_work_and_records_the_executor(fixture_task, plain_sandbox, tmp_path, fresh_cache):
+    from sb.run import run_draws
+    executor = FakeExecutor()
+    ((doc, _),) = run_draws(sweep_of(fixture_task, plain_sandbox, tmp_path), executor=executor)
+    reference, answer = executor.works
+    assert reference.expected is None and reference.files == {"adder.py": fixture_task.reference_files["adder.py"]}
+    assert answer.files == GOOD and len(answer.expected) == 5 and answer.isolation == "none"
+    assert doc["executor"]["name"] == "fake" and doc["executors"] == ["fake"]
+    (entry,) = doc["tasks"]
+    assert entry["status"] == "passed" and entry["executor"] == "fake" and entry["node"]
+
+
+def test_a_lost_grading_is_a_harness_error_kept_out_of_the_rate(fixture_task, plain_sandbox, tmp_path, fresh_cache):
+    from sb.expected import record
+    from sb.grading import grade
+    from sb.run import run_draws
+    record(fixture_task, grade(fixture_task, fixture_task.reference_files, plain_sandbox))  # cached: no reference work
+    ((doc, _),) = run_draws(sweep_of(fixture_task, plain_sandbox, tmp_path), executor=FakeExecutor(lose={"fixture_add"}))
+    (entry,) = doc["tasks"]
+    assert entry["status"] == "harness_error" and "fake worker died" in entry["detail"]
+    assert doc["pass_rate"] is None and not entry["evidence"]
+
+
+def test_a_sweep_of_three_models_grades_each_reference_once(fixture_task, plain_sandbox, tmp_path, fresh_cache):
+    from sb.run import run_sweeps
+    sweeps = [sweep_of(fixture_task, plain_sandbox, tmp_path, files, model=name, draws=draws)
+              for name, files, draws in (("a", GOOD, 2), ("b", WRONG, 1), ("c", fixture_task.starter_files, 1))]
+    executor = FakeExecutor()
+    runs = run_sweeps(sweeps, executor=executor)
+    assert [w.expected is None for w in executor.works].count(True) == 1  # one reference, four answers
+    assert len(executor.works) == 5
+    assert [(doc["model"], doc["draw"], doc["pass_rate"]) for doc, _ in runs] == \
+        [("a", 1, 1.0), ("a", 2, 1.0), ("b", 1, 0.0), ("c", 1, 0.0)]
+    again = FakeExecutor()
+    run_sweeps([sweep_of(fixture_task, plain_sandbox, tmp_path / "again", GOOD, model="d")], executor=again)
+    assert [w.expected is None for w in again.works] == [False]  # the cache: no reference graded at all
+
+
+def test_validate_and_mutants_run_through_the_executor(fixture_task, plain_sandbox, fresh_cache):
+    from sb.checks import mutants_all, validate_all
+    from sb.parallel import References
+    executor = FakeExecutor()
+    executor.start([fixture_task], plain_sandbox)
+    (validation,) = validate_all([fixture_task], executor)
+    assert validation.verdict == "ok" and validation.reference.passed and validation.starter.status == Status.FAILED
+    (checks,) = mutants_all([fixture_task], executor, References(executor))
+    assert [(c.mutant, c.actual, c.ok) for c in checks] == [("ignores_negatives", "caught", True),
+                                                             ("off_by_one", "caught", True)]
+    assert [w.check for w in executor.works] == ["validate", "grade", "grade"]  # the reference came from the cache
+
+
+def test_several_models_in_one_command(fixture_env, tmp_path):
+    out = tmp_path / "results"
+    done = subprocess.run([*SB, "run", "--model", "reference", "--model", "starter", "--concurrency", "2",
+                           "--concurrency", "1", "--results", str(out), "--isolation", "none", "--json"],
+                          env=fixture_env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    docs = json.loads(done.stdout)
+    assert [(d["model"], d["pass_rate"], d["executor"]["name"]) for d in docs] == \
+        [("reference", 1.0, "local"), ("starter", 0.0, "local")]
+    assert len(list(out.glob("*.json"))) == 2
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--executor", "nope"], "unknown executor 'nope'"),
+    (["--address", "127.0.0.1:6379"], "takes no --address"),
+    (["--model", "starter", "--concurrency", "1", "--concurrency", "2", "--concurrency", "3"], "--concurrency given 3"),
+    (["--model", "reference"], "named twice"),
+])
+def test_bad_executor_choices_are_one_line(fixture_env, tmp_path, args, says):
+    done = subprocess.run([*SB, "run", "--model", "reference", "--results", str(tmp_path), *args],
+                          env=fixture_env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_the_ray_executor_asks_the_cluster_for_the_device(task_copy):
+    from sb.executors.ray import RayExecutor, _resources
+    from sb.task import load_task_dir
+    cuda = load_task_dir(task_copy(accelerator="cuda", tier="accelerated"), package="cuda_copy")
+    executor = RayExecutor()
+    executor.resources = {"CPU": 2.0}
+    outcome = executor.precheck(cuda)
+    assert outcome.status == Status.NEEDS_ACCELERATOR and "Ray cluster" in outcome.detail
+    executor.resources = {"CPU": 2.0, "GPU": 1.0}
+    assert executor.precheck(cuda) is None
+    assert _resources(Work.grading(cuda, {}, "bwrap", None)) == {"num_gpus": 1}
+
+
+def test_sb_help_and_list_never_import_ray(fixture_env):
+    code = "import sys\nfrom sb.cli import main\ntry:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass\n" \
+           "import sb.plugins; sb.plugins.load_plugins()\nassert 'ray' not in sys.modules, 'ray imported'\n"
+    done = subprocess.run([sys.executable, "-c", code], env=fixture_env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_built_in_executor_has_a_doc_section(pm):
+    from sb.plugins import collect
+    text = (REPO / "docs" / "plugins.md").read_text()
+    registry = collect(pm, "register_executors", "executor", lambda cls: cls.name)
+    assert {"local", "ray"} <= set(registry.items)
+    for name, source in registry.sources.items():
+        if source == "scratchbench":
+            assert f"### Built-in executor `{name}`" in text, name
+
+
+# ---------------------------------------------------------------- nothing left behind
+
+
+def test_a_folder_whose_owner_was_killed_is_removed_by_the_next_grading(tmp_path, fixture_task, plain_sandbox,
+                                                                         monkeypatch):
+    from sb import interrupt
+    from sb.grading import grade
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    owner = subprocess.Popen([sys.executable, "-c", "import sys\nfrom sb.interrupt import temporary_directory\n"
+                              "with temporary_directory('sb-victim-') as p:\n    print(p, flush=True)\n"
+                              "    sys.stdin.read()\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             env=sb_env(TMPDIR=str(tmp_path)))
+    orphan = owner.stdout.readline().strip()
+    owner.kill()  # SIGKILL: no handler, no finally
+    owner.wait()
+    kept = tmp_path / "sb-unmarked-folder"
+    kept.mkdir()
+    assert os.path.isdir(orphan)
+    grade(fixture_task, GOOD, plain_sandbox)
+    assert not os.path.exists(orphan)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [kept.name]  # a folder without a marker is never touched
+    assert interrupt.reap_orphaned_folders(str(tmp_path)) == []
+
+
+def test_an_interrupt_while_a_sandbox_starts_leaves_no_process(fixture_task, plain_sandbox, monkeypatch):
+    """The worst moment: the child exists, nobody tracks it yet. The interrupt waits until
+    it is tracked, then the grading stops and kills it."""
+    import subprocess as real
+    started = []
+
+    class Interrupted(real.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+            if threading.current_thread() is threading.main_thread():  # the judge, once
+                _thread.interrupt_main()
+
+    monkeypatch.setattr("sb.sandbox.base.subprocess.Popen", Interrupted)
+    from sb.grading import grade
+    assert threading.current_thread() is threading.main_thread()
+    with pytest.raises(KeyboardInterrupt):
+        grade(fixture_task, GOOD, plain_sandbox)
+    assert started and all(p.poll() is not None for p in started)
+    for proc in started:
+        with pytest.raises(ProcessLookupError):
+            os.killpg(proc.pid, 0)
