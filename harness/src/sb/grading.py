@@ -29,7 +29,7 @@ from sb.sandbox.view import JUDGE_DISTRIBUTIONS, python_view
 from sb.task import FileSet, Task
 
 ALLOWED_EXCEPTIONS_FOR_STARTER = ("AssertionError", "NotImplementedError", "Failed")
-PASSTHROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+PASSTHROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_VISIBLE_DEVICES")  # the device a node offers
 PINNED_ENV = {
     "LANG": "C.UTF-8",
     "LC_ALL": "C.UTF-8",
