@@ -13,8 +13,10 @@
         default = pkgs.mkShell {
           packages = [ pkgs.python311 pkgs.gnumake pkgs.git ]
             ++ pkgs.lib.optionals pkgs.stdenv.isLinux [ pkgs.bubblewrap ];
-          # torch's CPU wheel and the task packages come from PyPI into .venv, exactly as
-          # outside Nix, so `sb run` grades with the same pinned versions everywhere.
+          # Everything Python comes from the lock into .venv, exactly as outside Nix:
+          # tools/install.sh syncs .venv to locks/laptop.txt with --require-hashes (the CPU
+          # torch wheel included) and never resolves afresh, so `sb run` grades with the
+          # same files everywhere. Nix's python311 only hosts the venv.
           shellHook = ''
             bash tools/install.sh
             source .venv/bin/activate

@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# Install the workspace into .venv: the CPU build of torch first (a plain `torch` requirement
-# would pull a multi-GB CUDA build), then the harness and every task package, editable.
+# Install the workspace into .venv (or $VENV) from the lock, never from a fresh resolve:
+# every third-party distribution comes from locks/laptop.txt (or locks/dev.txt with --dev),
+# each file checked against its sha256 hash (--require-hashes); the venv is synced to the
+# lock exactly (what the lock does not name is removed). Then the harness and every task
+# package, editable from this checkout with --no-deps: they are the working tree itself, not
+# downloads, so they carry no hash, and --no-deps means nothing they ask for is resolved here
+# (tools/check_lock.py, run by tools/test.sh, fails when the lock no longer satisfies them).
+# The lock's own installer, uv, is bootstrapped with pip from its hashed pin in the lock.
 # As root on Debian/Ubuntu it also installs bubblewrap (the sandbox).
 # --dev adds what the project's own tests need: nix-bin (flake checks), chromium (the HTML
-# leaderboard test), the SDKs, and llama-cpp-python (a real inference server, compiled once).
+# leaderboard test), the SDKs, ray, inspect-ai and integrations/*, and llama-cpp-python (a real inference server, compiled once
+# from its hashed sdist with the hashed build tools of locks/build.txt; uv caches the wheel).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dev=0
 [ "${1:-}" = "--dev" ] && dev=1
+tier=laptop
+[ $dev = 1 ] && tier=dev
+VENV=${VENV:-.venv}
 
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && [ -z "${SB_INSTALL_NO_APT:-}" ]; then
   missing=()
   command -v bwrap >/dev/null || missing+=(bubblewrap)
   command -v make >/dev/null || missing+=(make)
@@ -26,24 +36,55 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 fi
 
 PYTHON=${PYTHON:-python3}
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-pip() { .venv/bin/python -m pip "$@"; }
-pip install -q --disable-pip-version-check torch==2.13.0
-pip install -q --disable-pip-version-check hatchling editables 'triton==3.9.0'
-# matplotlib from its official wheel only: the committed chart is byte-checked, and a source
-# build links another FreeType, which places glyphs differently.
-pip install -q --disable-pip-version-check --only-binary=matplotlib 'jsonschema==4.26.0' 'matplotlib==3.11.2' 'httpx==0.28.1'
-extras="report,speed"
-if [ $dev = 1 ]; then
-  # Pinned so that CI and a laptop test alike. llama-cpp-python compiles llama.cpp (a few
-  # minutes, once: pip caches the wheel); LLAVA is not needed.
-  CMAKE_ARGS="-DLLAVA_BUILD=OFF" pip install -q --disable-pip-version-check \
-    'anthropic==2.14.0' 'openai==3.57.0' 'selenium==4.51.0' 'gguf==0.17.1' 'llama-cpp-python[server]==0.3.16' 'cosmic-ray==8.7.0'
-  extras="dev,anthropic,openai,report,speed"
+host_pip=0
+"$PYTHON" -m pip --version >/dev/null 2>&1 && host_pip=1
+if [ ! -x "$VENV/bin/python" ]; then
+  # pip itself comes from the lock; the host's pip (where there is one) bootstraps uv.
+  if [ $host_pip = 1 ]; then "$PYTHON" -m venv --without-pip "$VENV"; else "$PYTHON" -m venv "$VENV"; fi
 fi
-members=(-e "harness[$extras]")
+py="$VENV/bin/python"
+lock="locks/$tier.txt"
+"$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' \
+  || { echo "install: the lock is for CPython 3.11 and $VENV has $("$py" -V 2>&1): remove it, and set PYTHON=python3.11"; exit 1; }
+
+# uv, at the version and with the hashes the lock pins it to, installed with pip.
+uv_pin=$(awk '/^uv==/{p=1} p{print} p&&!/\\$/{exit}' "$lock")
+want=$(echo "$uv_pin" | sed -n 's/^uv==\([^ ]*\).*/\1/p')
+have=$("$VENV/bin/uv" --version 2>/dev/null | awk '{print $2}') || true
+if [ "$have" != "$want" ]; then
+  pip=("$py" -m pip)
+  "$py" -m pip --version >/dev/null 2>&1 || pip=("$PYTHON" -m pip --python "$py")
+  tmp=$(mktemp -d)
+  echo "$uv_pin" > "$tmp/uv.txt"
+  "${pip[@]}" install -q --disable-pip-version-check --require-hashes --no-deps -r "$tmp/uv.txt" 2>"$tmp/log" \
+    || { cat "$tmp/log" >&2; exit 1; }
+  rm -rf "$tmp"
+fi
+uv="$VENV/bin/uv"
+
+source tools/uv_sources.sh
+sb_uv_sources
+# Wheels only (matplotlib's official wheel matters most: the committed chart is byte-checked,
+# and a source build links another FreeType), except the packages the lock records as having
+# none (sb-lock-sdists), which are built with the hashed tools of locks/build.txt. LLAVA is
+# not needed.
+sdists=()
+for name in $(sed -n 's/^# sb-lock-sdists://p' "$lock"); do sdists+=(--no-binary "$name"); done
+CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$uv" pip sync --quiet --python "$py" --require-hashes \
+  "${UV_SOURCES[@]}" --only-binary :all: "${sdists[@]}" --build-constraint locks/build.txt "$lock"
+
+# SB_INSTALL_TASKS=0: the harness alone (harness/tests/test_lock.py: task packages are not
+# part of the toolchain fingerprint).
+members=(-e harness)
 for dir in tasks/*/; do
-  [ -f "$dir/pyproject.toml" ] && members+=(-e "$dir")
+  [ -f "$dir/pyproject.toml" ] && [ "${SB_INSTALL_TASKS:-1}" != 0 ] && members+=(-e "$dir")
 done
-pip install -q --disable-pip-version-check --no-build-isolation "${members[@]}"
-echo "install: $(.venv/bin/sb --version) with ${#members[@]} packages in .venv"
+if [ $dev = 1 ]; then  # the integrations (integrations/inspect: sb-inspect), which the tests drive
+  for dir in integrations/*/; do
+    [ -f "$dir/pyproject.toml" ] && members+=(-e "$dir")
+  done
+fi
+[ $dev = 1 ] && members+=(-e integrations/inspect)  # sb_inspect: needs inspect-ai, which the dev lock holds
+"$uv" pip install --quiet --python "$py" --no-deps --no-build-isolation --offline "${members[@]}"
+"$py" tools/check_lock.py || echo "install: installed $lock as it is; tools/test.sh fails until it is relocked" >&2
+echo "install: $("$VENV/bin/sb" --version) with $((${#members[@]} / 2)) packages in $VENV, third-party from $lock"

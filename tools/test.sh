@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
 jobs=$(nproc 2>/dev/null || echo 2)
+python tools/check_lock.py   # every pyproject's requirements are in the locks (else it names the package and: bash tools/lock.sh)
 
 echo "== sb validate --tier all"
 sb validate --tier all --jobs "$jobs"
