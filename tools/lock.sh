@@ -41,7 +41,7 @@ header() {  # header FILE TIER: what the lock is and how to remake it, above uv'
     echo "# with --require-hashes; sources in tools/uv_sources.sh; docs/lock.md says more."
     [ "$2" = build ] || "$PY" tools/check_lock.py --extras "$2"
     grep -v '^# \(The \|Generated \|with --require\|sb-lock-extras:\|sb-lock-sdists:\)' "$1"; } > "$tmp"
-  mv "$tmp" "$1"
+  cat "$tmp" > "$1"; rm -f "$tmp"
 }
 
 probe=$(mktemp -d)
