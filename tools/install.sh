@@ -87,4 +87,4 @@ fi
 [ $dev = 1 ] && members+=(-e integrations/inspect)  # sb_inspect: needs inspect-ai, which the dev lock holds
 "$uv" pip install --quiet --python "$py" --no-deps --no-build-isolation --offline "${members[@]}"
 "$py" tools/check_lock.py || echo "install: installed $lock as it is; tools/test.sh fails until it is relocked" >&2
-echo "install: $("$VENV/bin/sb" --version) with $((${#members[@]} / 2)) packages in $VENV, third-party from $lock"
+echo "install: $("$VENV/bin/sb" --version) with $((${#members[@]} / 2)) packages in $VENV, third-party from $lock, in $SECONDS s"

@@ -5,19 +5,26 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
 jobs=$(nproc 2>/dev/null || echo 2)
+stage() {  # a stage's name, and how long the previous one took (the CI log shows where its time goes)
+  [ -n "${stage_name:-}" ] && echo "-- $stage_name took $((SECONDS - stage_start)) s"
+  stage_name=$1; stage_start=$SECONDS
+  [ -n "$1" ] && echo "== $1"
+  return 0
+}
 python tools/check_lock.py   # every pyproject's requirements are in the locks (else it names the package and: bash tools/lock.sh)
 
-echo "== sb validate --tier all"
+stage "sb validate --tier all"
 sb validate --tier all --jobs "$jobs"
-echo "== sb mutants --tier all"
+stage "sb mutants --tier all"
 sb mutants --tier all --jobs "$jobs"
-echo "== generated mutants (a fixed sample; the full run is python tools/validity.py)"
+stage "generated mutants (a fixed sample; the full run is python tools/validity.py)"
 sb mutants --generate refactor --jobs "$jobs"
-echo "== flake checks"
+stage "flake checks"
 bash tools/check_flake.sh
-echo "== costs, calibration and the committed chart re-derive"
+stage "costs, calibration and the committed chart re-derive"
 python tools/check_cost.py
 python tools/check_calibration.py
 python tools/render_chart.py --check
-echo "== pytest"
+stage "pytest"
 pytest -q -p no:cacheprovider harness/tests $(ls -d tasks/*/tests 2>/dev/null)
+stage ""

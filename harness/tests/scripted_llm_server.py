@@ -27,6 +27,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
 
 
 @dataclass
@@ -68,7 +69,8 @@ class Failure:
     status: int
     message: str = "scripted failure"
     retry_after_ms: int | None = 5
-    retry_after: str | None = None     # the retry-after header (seconds or an HTTP date), as sent
+    retry_after: str | Callable[[], str] | None = None  # the retry-after header (seconds or an HTTP date);
+    # a callable is called when the response is sent, so a date stays "an hour from now" however late the test runs
     error_type: str | None = None      # default: api_error (Messages), server_error (Chat)
 
 
@@ -190,7 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
                  else {"error": {"message": step.message, "type": kind, "code": None}})
         headers = {"retry-after-ms": str(step.retry_after_ms)} if step.retry_after_ms is not None else {}
         if step.retry_after is not None:
-            headers["retry-after"] = step.retry_after
+            headers["retry-after"] = step.retry_after() if callable(step.retry_after) else step.retry_after
         self._json(step.status, error, headers)
 
     def _raw(self, step: Raw) -> None:

@@ -138,7 +138,7 @@ FAULTS = {
     "retry-after-past-the-cap": Fault([Failure(429, "slow down", retry_after_ms=None, retry_after="3600",
                                                error_type="rate_limit_error")], Status.ADAPTER_ERROR,
                                       "rate limited: retry-after 3600 s exceeds the 60 s cap (1 request sent)"),
-    "retry-after-date-past-the-cap": Fault([Failure(529, "Overloaded", retry_after_ms=None, retry_after=in_an_hour(),
+    "retry-after-date-past-the-cap": Fault([Failure(529, "Overloaded", retry_after_ms=None, retry_after=in_an_hour,
                                                     error_type="overloaded_error")], Status.ADAPTER_ERROR,
                                            re.compile(r"overloaded: retry-after 3[56]\d\d s exceeds the 60 s cap "
                                                       r"\(1 request sent\)"), modes=("openai-plain",)),
