@@ -108,15 +108,19 @@ def precheck(task: Task) -> Outcome | None:
     return None
 
 
-def grade(task: Task, files: FileSet, sandbox: Sandbox, expected: list | None = None) -> Outcome:
-    """Grade a solver's files. `expected` is the reference's test ids (None: grading the reference)."""
+def grade(task: Task, files: FileSet, sandbox: Sandbox, expected: list | None = None,
+          first_failure: bool = False) -> Outcome:
+    """Grade a solver's files. `expected` is the reference's test ids (None: grading the reference).
+    `first_failure`: stop at the first failing test (`sb mutants` asks only whether a wrong
+    version is caught; the tests are run in the same order, so the first failure and the
+    verdict are those of a full run, and the tests after it are not counted as failing)."""
     early = precheck(task)
     if early:
         return early
     declared = {name: data for name, data in files.items() if name in task.starter_files}
     dropped = sorted(set(files) - set(declared))
-    record, completed = execute(task, declared, sandbox)
-    outcome = decide(task, record, completed, expected, sandbox)
+    record, completed = execute(task, declared, sandbox, first_failure)
+    outcome = decide(task, record, completed, expected, sandbox, first_failure)
     outcome.dropped_files = dropped
     outcome.isolation = completed.isolation
     return outcome
@@ -125,7 +129,7 @@ def grade(task: Task, files: FileSet, sandbox: Sandbox, expected: list | None = 
 JUDGE_GRACE_S = 10  # the judge outlives the worker's limit by this much, to record what a timeout left
 
 
-def execute(task: Task, solution: FileSet, sandbox: Sandbox):
+def execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: bool = False):
     """Lay out a fresh grading directory and run the hidden tests once: the judge and the
     solution's worker start together, each in its own sandbox, joined by a socket pair."""
     with temporary_directory(f"sb-{task.slug}-") as tmp:
@@ -135,7 +139,7 @@ def execute(task: Task, solution: FileSet, sandbox: Sandbox):
         judge_end, worker_end = (s.detach() for s in socket.socketpair())
         cancel = threading.Event()
         worker_job = _worker_job(task, layout, worker_end, cancel)
-        judge_job = _judge_job(task, layout, record_fd, judge_end)
+        judge_job = _judge_job(task, layout, record_fd, judge_end, first_failure)
         worker_done: dict = {}
         thread = threading.Thread(target=lambda: worker_done.update(completed=sandbox.run(worker_job)), daemon=True)
         try:  # started inside: an interrupt that lands in start() still cancels the worker's sandbox
@@ -166,11 +170,11 @@ def _worker_job(task: Task, layout: dict, fd: int, cancel) -> Job:
                private_writes_mb=PRIVATE_WRITES_MB)
 
 
-def _judge_job(task: Task, layout: dict, record_fd: int, fd: int) -> Job:
+def _judge_job(task: Task, layout: dict, record_fd: int, fd: int, first_failure: bool = False) -> Job:
     view = python_view(tuple(task.meta.deps), JUDGE_DISTRIBUTIONS)
     argv = [sys.executable, *_PY_FLAGS, str(layout["judge"] / "runner.py"), str(layout["judge"]),
             str(layout["hidden_tests"]), str(layout["judge"] / "pytest.ini"), str(record_fd), str(fd),
-            str(layout["solution_copy"]), ",".join(solution_modules(task))]
+            str(layout["solution_copy"]), ",".join(solution_modules(task)), "first-failure" if first_failure else "all"]
     readable = (*view.readable, *(str(layout[k]) for k in ("judge", "hidden_tests", "solution_copy")))
     return Job(argv=argv, cwd=layout["solution_copy"], env=_env(layout["jscratch"], view),
                timeout_s=task.meta.time_limit_s + JUDGE_GRACE_S, writable=(layout["jscratch"],), readable=readable,
@@ -275,7 +279,8 @@ def _device_holders(task: Task, completed) -> list:
     return device_holders(task.meta)
 
 
-def decide(task: Task, record: Record, completed, expected: list | None, sandbox: Sandbox) -> Outcome:
+def decide(task: Task, record: Record, completed, expected: list | None, sandbox: Sandbox,
+           first_failure: bool = False) -> Outcome:
     """The verdict, from the record alone (the exit status is only cross-checked)."""
     outcomes = record.test_outcomes()
     base = dict(slug=task.slug, duration_s=round(completed.duration_s, 3), counts=_counts(outcomes, expected),
@@ -295,7 +300,7 @@ def decide(task: Task, record: Record, completed, expected: list | None, sandbox
         return Outcome(status=Status.TAMPERED, detail=problem, failed_tests=_failed(outcomes, expected), **base)
     if record.collect_errors:
         return _collection_outcome(task, record, sandbox, base)
-    return _test_verdict(outcomes, expected, record, base)
+    return _test_verdict(outcomes, expected, record, base, first_failure)
 
 
 def _tamper_evidence(record: Record, completed) -> str:
@@ -319,9 +324,12 @@ def _collection_outcome(task: Task, record: Record, sandbox: Sandbox, base: dict
     return Outcome(status=Status.COLLECTION_ERROR, detail=_tail(detail), **base)
 
 
-def _test_verdict(outcomes: dict, expected: list | None, record: Record, base: dict) -> Outcome:
+def _test_verdict(outcomes: dict, expected: list | None, record: Record, base: dict,
+                  first_failure: bool = False) -> Outcome:
     wanted = sorted(outcomes) if expected is None else expected
     failed = _failed(outcomes, expected)
+    if first_failure and record.ended:  # stopped at a failure: the tests after it did not fail, they did not run
+        failed = [nodeid for nodeid in failed if nodeid in outcomes] or failed
     if not wanted:
         return Outcome(status=Status.HARNESS_ERROR, detail="no test ran", **base)
     if failed:
