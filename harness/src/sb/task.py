@@ -202,7 +202,19 @@ def read_tree(folder: Traversable) -> FileSet:
 
 def load_packaged_task(package: str) -> Task:
     """Read and check the task shipped as package data of `package` (see docs/task-format.md)."""
-    root = resources.files(package)
+    return _load(resources.files(package), package)
+
+
+def load_task_dir(folder, package: str | None = None) -> Task:
+    """Read a task from a plain folder laid out like a task package (authoring and tests)."""
+    from pathlib import Path
+    root = Path(folder)
+    return _load(root, package or root.name)
+
+
+def _load(root: Traversable, package: str) -> Task:
+    """The one loader behind both: meta.yaml parsed and the layout checked, from a package
+    or a folder alike (both are Traversables)."""
     meta_file = root.joinpath("meta.yaml")
     if not meta_file.is_file():
         raise TaskError(f"{package}/meta.yaml: missing")
@@ -235,17 +247,3 @@ def _check_layout(task: Task) -> None:
 
 def tree_names(folder: Traversable) -> set:
     return {path for path, _ in walk_tree(folder)}
-
-
-
-def load_task_dir(folder, package: str | None = None) -> Task:
-    """Read a task from a plain folder laid out like a task package (authoring and tests)."""
-    from pathlib import Path
-    root = Path(folder)
-    package = package or root.name
-    meta_file = root / "meta.yaml"
-    if not meta_file.is_file():
-        raise TaskError(f"{package}/meta.yaml: missing")
-    task = Task(parse_meta(meta_file.read_text(encoding="utf-8"), f"{package}/meta.yaml"), package, root)
-    _check_layout(task)
-    return task
