@@ -10,12 +10,16 @@ Messages API, `tool_calls` in Chat Completions, streamed as the APIs stream them
 arguments' JSON in fragments). `arguments` given as a str is sent exactly as written, so a
 test can make a model send broken JSON. Like the real APIs, the server answers 400 when a
 request's tool results do not answer exactly the calls of the assistant turn before them,
-and (Messages) when a tool_use input sent back is not an object.
+when a tool_use input sent back is not an object (Messages), and, with
+`parses_arguments`, when a tool call's arguments sent back are not a JSON object (Chat, as
+vLLM's and llama.cpp's servers do: they parse them to render the chat template; OpenAI's
+API takes any string).
 
 Faults: `Failure` (a status, its retry-after, its error type), `Stall` (silence, then a
 504), `Raw` (exact bytes: not JSON, malformed, a body shorter than its content-length),
 `Trickle` (a 200 stream of keep-alive pings and nothing else), and on `Scripted` a stream
-cut after N events, an error event mid-stream, no usage, no stop reason. Every wait and loop
+cut after N events, an error event mid-stream (with a retry-after on its 200 if asked), no
+usage, no stop reason. Every wait and loop
 is bounded: by its own length and by the server's lifetime (`lifetime_s`), after which, or
 at exit, every handler returns, so a test that forgets a fault cannot hang.
 """
@@ -59,6 +63,7 @@ class Scripted:
     stall_after_first_event_s: float = 0.0   # streaming: headers and one event, then silence
     cut_after: int | None = None   # streaming: only the first N events, then a clean end (no stop)
     stream_error: str | None = None  # streaming: an error event of this type after the first event
+    retry_after: str | None = None   # streaming: a retry-after header (seconds) on the 200 that carries it
     no_usage: bool = False         # no usage anywhere in the reply
     no_stop: bool = False          # non-streaming: stop_reason / finish_reason null
     stop_details: dict | None = None  # Messages: the refusal's stop_details
@@ -114,6 +119,7 @@ class ScriptedServer:
     steps: list
     requests: list = field(default_factory=list)
     lifetime_s: float = 60.0   # past this every handler returns (a stalled test cannot hang)
+    parses_arguments: bool = False  # Chat: reject tool call arguments sent back that are not a JSON object
 
     def __enter__(self) -> "ScriptedServer":
         server = self
@@ -160,7 +166,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
         step = self.owner.next_step(Recorded(self.path, dict(self.headers), body))
         messages = self.path.endswith("/messages")
-        problem = tool_protocol_error(body.get("messages") or [], messages)
+        problem = tool_protocol_error(body.get("messages") or [], messages, self.owner.parses_arguments)
         if problem:
             return self._failure(Failure(400, problem, retry_after_ms=None), messages)
         if isinstance(step, Stall):
@@ -177,13 +183,13 @@ class _Handler(BaseHTTPRequestHandler):
         if messages:
             if stream:
                 return self._quietly(self._sse, stream_faults(step, anthropic_events(step, model), True), False,
-                                     False, step.stall_after_first_event_s)
+                                     False, step.stall_after_first_event_s, step.retry_after)
             return self._json(200, anthropic_message(step, model))
         if stream:
             include_usage = (body.get("stream_options") or {}).get("include_usage", False) and not step.no_usage
             chunks = stream_faults(step, chat_chunks(step, model, include_usage), False)
             return self._quietly(self._sse, chunks, True, step.cut_after is None and step.stream_error is None,
-                                 step.stall_after_first_event_s)
+                                 step.stall_after_first_event_s, step.retry_after)
         return self._json(200, chat_completion(step, model))
 
     def _failure(self, step: Failure, messages: bool) -> None:
@@ -227,10 +233,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(raw)
 
-    def _sse(self, events: list, chat: bool, done: bool, stall_s: float = 0.0) -> None:
+    def _sse(self, events: list, chat: bool, done: bool, stall_s: float = 0.0, retry_after: str | None = None) -> None:
         """Messages events are named; Chat chunks are not, and end with [DONE] when `done`."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
+        if retry_after is not None:
+            self.send_header("retry-after", retry_after)
         self.send_header("connection", "close")
         self.end_headers()
         for index, event in enumerate(events):
@@ -259,15 +267,20 @@ def stream_faults(step: Scripted, events: list, messages: bool) -> list:
     return events if step.cut_after is None else events[:step.cut_after]
 
 
-def tool_protocol_error(history: list, messages_api: bool) -> str:
+def tool_protocol_error(history: list, messages_api: bool, parses_arguments: bool = False) -> str:
     """What a real API rejects in a tool loop's history: results that do not answer, in one
     go and by id, every call of the assistant turn just before them, and (Messages) a
-    tool_use whose input is not an object ('' when none)."""
+    tool_use whose input is not an object, (Chat, `parses_arguments`) tool call arguments
+    that are not a JSON object, none or empty being {} as vLLM has it ('' when none)."""
     for index, message in enumerate(history):
         blocks = [b for b in message.get("content") or [] if isinstance(b, dict)] if messages_api else []
         for block in blocks:
             if block.get("type") == "tool_use" and not isinstance(block.get("input"), dict):
                 return f"messages.{index}: tool_use.input: Input should be a valid dictionary"
+        for call in ([] if messages_api or not parses_arguments else message.get("tool_calls") or []):
+            arguments = (call.get("function") or {}).get("arguments")
+            if arguments and not _json_object(arguments):
+                return f"messages.{index}: tool_calls.function.arguments: not a JSON object"
     for index, message in enumerate(history[:-1]):
         if message.get("role") != "assistant":
             continue
@@ -278,6 +291,13 @@ def tool_protocol_error(history: list, messages_api: bool) -> str:
         if calls and sorted(answered) != sorted(calls):
             return f"tool results {answered} do not answer the calls {calls}"
     return ""
+
+
+def _json_object(text) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except (TypeError, ValueError):
+        return False
 
 
 def _answered(after: list, messages_api: bool) -> list:

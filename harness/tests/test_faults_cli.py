@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_TASK_DIR, fake_install, sb_env
+from conftest import FIXTURE_TASK_DIR, REPO, fake_install, sb_env
+from scripted_llm_server import Failure, ScriptedServer
 
 SB = [sys.executable, "-c", "from sb.cli import main; main()"]
 
@@ -40,6 +41,8 @@ def one_line_error(done, code: int, words: str) -> None:
     (["--temperature", "nan"], "finite"),
     (["--base-url", "notaurl", "--model", "openai-compatible:m"], "http:// or https://"),
     (["--base-url", "ftp://example.org", "--model", "openai-compatible:m"], "http:// or https://"),
+    (["--retry-after-cap", "-1"], "--retry-after-cap"),
+    (["--retry-after-cap", "nan"], "finite"),
 ])
 def test_a_bad_selection_or_setting_is_one_line_and_exit_2(fixture_env, args, words):
     base = {"--model": "reference", "--tasks": "fixture_add"}
@@ -160,6 +163,52 @@ def test_a_broken_task_package_is_skipped_with_a_warning(fixture_env, tmp_path):
     assert "skipped a broken package" in listed.stderr and "broken" in listed.stderr
     asked = sb("validate", "broken", env=env)
     one_line_error(asked, 1, "cannot be loaded")
+
+
+# ---------------------------------------------------------------- a refused key, the retry-after cap
+
+def _compatible_run(env: dict, cwd: Path, steps: list, *extra):
+    """`sb run` of openai-compatible against a scripted server: (the finished process, its requests)."""
+    env = {k: v for k, v in env.items() if k != "OPENAI_COMPATIBLE_API_KEY"}
+    with ScriptedServer(steps) as server:
+        done = sb("run", "--model", "openai-compatible:m", "--base-url", server.url + "/v1", "--tasks", "fixture_add",
+                  *extra, env=env, cwd=cwd)
+    return done, server.requests
+
+
+def test_a_refused_key_stops_sb_run_at_once_with_one_line_naming_the_status(fixture_env, tmp_path):
+    """Before: one adapter_error per task, each with its own refused requests, and exit 1 only
+    because nothing was measured; now the sweep stops at the first refusal, --resume continues."""
+    refused = Failure(401, "invalid api key", retry_after_ms=None, error_type="authentication_error")
+    done, requests = _compatible_run(fixture_env, tmp_path, [refused])
+    one_line_error(done, 1, "stopped at once: the openai-compatible API rejected the placeholder key "
+                            "(OPENAI_COMPATIBLE_API_KEY is not set): HTTP 401 from the API: invalid api key "
+                            "(authentication_error) (1 request sent); finished tasks are kept, --resume continues")
+    assert len(requests) == 1
+    doc = json.loads(_first_results(tmp_path / "results").read_text())
+    assert doc["complete"] is False and [e["status"] for e in doc["tasks"]] == ["adapter_error"]
+
+
+def test_the_retry_after_cap_is_an_option_recorded_in_the_settings(fixture_env, tmp_path):
+    slow_down = Failure(429, "slow down", retry_after_ms=None, retry_after="10", error_type="rate_limit_error")
+    done, requests = _compatible_run(fixture_env, tmp_path, [slow_down], "--retry-after-cap", "5", "--json")
+    doc = json.loads(done.stdout)
+    assert doc["settings"] == {"retry_after_cap_s": 5.0}
+    assert json.loads(_first_results(tmp_path / "results").read_text())["settings"] == {"retry_after_cap_s": 5.0}
+    entry, = doc["tasks"]
+    assert (entry["status"], entry["detail"]) == ("adapter_error", "rate limited: retry-after 10 s exceeds the 5 s cap "
+                                                                    "(1 request sent)")
+    assert len(requests) == 1 and done.returncode == 1  # nothing was measured
+
+
+def test_every_sb_run_option_is_documented_in_its_section():
+    from sb.cli import cli
+    text = (REPO / "docs" / "cli.md").read_text()
+    section = text[text.index("## `sb run`"):]
+    section = section[:section.index("\n## ", 1)]
+    missing = [o for p in cli.commands["run"].params for o in getattr(p, "opts", []) if o.startswith("--")
+               and f"`{o}" not in section and f"[{o}" not in section]
+    assert missing == [], f"docs/cli.md's sb run section does not document {missing}"
 
 
 # ---------------------------------------------------------------- interruption

@@ -139,19 +139,25 @@ def validate(slugs, tier, isolation, jobs, executor_name, address, as_json, lead
 @_task_check_options
 @click.option("--generate", is_flag=True, help="grade cosmic-ray's mutants of each reference instead of the hand ones")
 @click.option("--show", "show_id", default=None, metavar="ID", help="print the diff of one generated mutant")
-def mutants(slugs, tier, isolation, jobs, executor_name, address, as_json, generate, show_id):
+@click.option("--every-test", is_flag=True,
+              help="run every hidden test on each mutant (default: stop at its first failing test)")
+def mutants(slugs, tier, isolation, jobs, executor_name, address, as_json, generate, show_id, every_test):
     """Grade every mutant; exit 1 when one gets another verdict than it expects.
 
+    Each mutant's grading stops at its first failing test, which decides caught (the tests
+    run in their usual order, so the verdict is a full run's); --every-test counts them all.
     With --generate: every generated mutant must be killed or listed, with a reason, in the
     task's equivalent_mutants.yaml; exit 1 otherwise."""
     from sb.checks import mutants_all
     from sb.parallel import References
     from sb.report import terminal
     if show_id or generate:
-        return _generated_mutants(slugs, tier, isolation, jobs, (executor_name, address), as_json, show_id)
+        return _generated_mutants(slugs, tier, isolation, jobs, (executor_name, address), as_json, show_id,
+                                  every_test)
     tasks, sandbox = _tasks(slugs, tier=tier), _sandbox(isolation, trusted=True)
     with _started_executor(executor_name, address, jobs, tasks, sandbox) as executor:
-        per_task = mutants_all(tasks, executor, References(executor), None if as_json else terminal.mutants_progress)
+        per_task = mutants_all(tasks, executor, References(executor), None if as_json else terminal.mutants_progress,
+                               every_test)
     checks = [c for task_checks in per_task for c in task_checks]
     if as_json:
         _emit_json([c.to_dict() for c in checks])
@@ -160,7 +166,7 @@ def mutants(slugs, tier, isolation, jobs, executor_name, address, as_json, gener
     sys.exit(0 if all(c.ok for c in checks) else 1)
 
 
-def _generated_mutants(slugs, tier, isolation, jobs, executor_choice, as_json, show_id) -> None:
+def _generated_mutants(slugs, tier, isolation, jobs, executor_choice, as_json, show_id, every_test=False) -> None:
     from sb.checks import generated_for_task
     from sb.parallel import References
     from sb.report import terminal
@@ -175,7 +181,7 @@ def _generated_mutants(slugs, tier, isolation, jobs, executor_choice, as_json, s
     with _started_executor(*executor_choice, jobs, tasks, sandbox) as executor:
         references = References(executor)
         for task in tasks:
-            reports.append(generated_for_task(task, executor, references))
+            reports.append(generated_for_task(task, executor, references, every_test))
             if not as_json:
                 terminal.print_generated_line(reports[-1])
     if as_json:
@@ -213,12 +219,14 @@ def _generated_mutants(slugs, tier, isolation, jobs, executor_choice, as_json, s
 @click.option("--seed", type=int, default=None, help="sampling seed (openai, openai-compatible; unset: not sent)")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="seconds one model request may take in all, retries and waits included (a tool loop: per turn; cmd: in all); default 600")
+@click.option("--retry-after-cap", "retry_after_cap_s", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="the longest retry-after a model API may ask for: a longer one ends the attempt as adapter_error; default 60")
 @click.option("--report", "report_specs", multiple=True, metavar="NAME[:ARG]",
               help="also publish the run through this reporter, e.g. inspect:DIR (Inspect eval logs); repeatable")
 @click.option("--json", "as_json", is_flag=True, help="print the results document(s)")
 def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, base_url, repeat, resume, jobs,
         concurrency, executor_name, address, temperature, max_tokens, thinking_budget, effort, seed, timeout_s,
-        report_specs, as_json):
+        retry_after_cap_s, report_specs, as_json):
     """Let each model attempt every chosen task once, grade each, write a results file per draw."""
     from sb.models.base import ModelOptions
     from sb.parallel import default_jobs
@@ -230,6 +238,7 @@ def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, 
     if not tasks:
         raise SbError("no task matches the selection")
     inputs.finite("--temperature", temperature)
+    inputs.finite("--retry-after-cap", retry_after_cap_s)
     inputs.writable_dir(results_dir, "--results")
     if keep is not None:
         inputs.writable_dir(keep, "--keep")
@@ -237,7 +246,7 @@ def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, 
     reporting = RunReporters(report_specs, _pm(), keep)  # a bad --report stops here, before any model call
     sandbox = _sandbox(isolation, trusted=all(adapter.trusted for adapter, _, _ in chosen))
     knobs = {"temperature": temperature, "max_tokens": max_tokens, "thinking_budget": thinking_budget,
-             "effort": effort, "seed": seed, "timeout_s": timeout_s}
+             "effort": effort, "seed": seed, "timeout_s": timeout_s, "retry_after_cap_s": retry_after_cap_s}
     options = ModelOptions(base_url=base_url, settings={k: v for k, v in knobs.items() if v is not None})
     options.timeout_s = timeout_s or options.timeout_s
     for adapter, model_id, _ in chosen:

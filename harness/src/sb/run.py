@@ -295,7 +295,7 @@ def _solve(task: Task, draw: _Draw):
     """One model call, on the driver, in a fresh working directory: (attempt, files left),
     or None when the sweep has stopped (the task is left for --resume, never a failure)."""
     state = draw.state
-    if state.stopped:
+    if state.stopped or _key_rejected(state):
         return None
     with temporary_directory(f"sb-solve-{task.slug}-") as tmp:
         workdir = _workdir(task, draw.keep_dir, Path(tmp))
@@ -305,10 +305,22 @@ def _solve(task: Task, draw: _Draw):
     return attempt, left
 
 
+def _key_rejected(state: _SweepState) -> bool:
+    """The API refused the sweep's key (HTTP 401/403), in this sweep or another of the same
+    adapter, endpoint and key: stop at once, the rest is left for --resume."""
+    reason = state.sweep.adapter.key_rejected(state.sweep.options)
+    if reason and not state.stopped:
+        state.stopped = f"stopped at once: {reason}; finished tasks are kept, --resume continues"
+    return bool(reason)
+
+
 def _count_transport_failure(state: _SweepState, attempt: Attempt) -> None:
     """After MAX_TRANSPORT_FAILURES attempts in a row failed in transport (the server is
-    down, the key is revoked), stop: the rest of the sweep would only repeat them."""
+    down, overloaded), stop: the rest of the sweep would only repeat them. A refused key
+    stops it at once (`_key_rejected`)."""
     with state.lock:
+        if _key_rejected(state):
+            return
         if not attempt.transport_failure:
             state.transport_failures_in_a_row = 0
             return

@@ -15,7 +15,7 @@ from __future__ import annotations
 from sb.hookspecs import hookimpl
 from sb.models import exchange
 from sb.models.exchange import Reply
-from sb.models.sdk import BASE_SETTINGS, BadReply, Request, SdkAdapter, json_type, plural
+from sb.models.sdk import BASE_SETTINGS, BadReply, Request, SdkAdapter, history_arguments, json_type, plural
 from sb.toolloop import ModelTurn, SessionError, ToolCall, parse_arguments
 
 # The Messages API requires max_tokens; unset, the adapter sends this (see docs/models.md).
@@ -256,17 +256,16 @@ def turn_from(message: dict):
 
 def history_blocks(blocks: list) -> list:
     """The assistant's content to send back: as received, minus nulls and empty text blocks
-    (which the API rejects). A tool input goes back as an object, which the API requires:
-    the one the model sent, or `{}` when it sent broken JSON, whose tool_result then says so
-    (the transcript keeps the text the model sent)."""
+    (which the API rejects). A tool input goes back as an object (`history_arguments`): the
+    one the model sent, or `{}` when it sent broken JSON, whose tool_result then says so."""
     kept = []
     for block in blocks:
         block = {k: v for k, v in block.items() if v is not None}
         if block["type"] == "text" and not block.get("text"):
             continue
         if block["type"] == "tool_use":
-            arguments = parse_arguments(block.get("input"))
-            block["input"] = arguments if isinstance(arguments, dict) else {}
+            arguments = history_arguments(block.get("input"))
+            block["input"] = {} if arguments is None else arguments
         kept.append(block)
     return kept
 

@@ -93,6 +93,13 @@ class ModelAdapter(ABC):
         """The provider's own API (None: every endpoint is the user's own, as for local servers)."""
         return None
 
+    def key_rejected(self, options: ModelOptions) -> str:
+        """Why the API refused the key these options use (HTTP 401 or 403), in one line, once it
+        has; '' before. The sweep stops at once on it, every sweep of that adapter, endpoint and
+        key with it: each later request would be refused too, and the tasks not yet asked are
+        left for --resume, never recorded as adapter_error."""
+        return ""
+
     def tool_session(self, model: str, task, tools: list, options: ModelOptions) -> ToolSession:
         """A conversation for a tool_loop task (only when `supports_tool_loops`)."""
         raise SbError(f"the {self.name} adapter cannot drive tool loops")

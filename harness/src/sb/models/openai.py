@@ -22,7 +22,7 @@ from sb.hookspecs import hookimpl
 from sb.models import exchange
 from sb.models.base import ModelOptions
 from sb.models.exchange import Reply, ReplyError
-from sb.models.sdk import BASE_SETTINGS, BadReply, Request, SdkAdapter, json_type, plural
+from sb.models.sdk import BASE_SETTINGS, BadReply, Request, SdkAdapter, history_arguments, json_type, plural
 from sb.toolloop import ModelTurn, SessionError, ToolCall, parse_arguments
 
 OPENAI_MODELS = re.compile(r"^(gpt-|chatgpt-|o\d)")
@@ -42,12 +42,15 @@ class OpenAIAdapter(SdkAdapter):
     supported_settings = BASE_SETTINGS + ("effort", "seed")
     max_tokens_param = "max_completion_tokens"
     response_format = "json_schema"
+    # the API takes back a tool call's arguments as any string, so broken ones go back as sent
+    server_parses_arguments = False
 
     def claims(self, model: str) -> bool:
         return bool(OPENAI_MODELS.match(model))
 
     def conversation(self, model: str, task, tools: list, settings: dict) -> "ToolConversation":
-        return ToolConversation(model, task, tools, settings, self.stream, self.max_tokens_param)
+        return ToolConversation(model, task, tools, settings, self.stream, self.max_tokens_param,
+                                self.server_parses_arguments)
 
     def ask(self, client, request: Request, model: str, task, settings: dict) -> Reply:
         params = request_params(model, task, settings, self.max_tokens_param, self.response_format)
@@ -62,6 +65,7 @@ class OpenAICompatibleAdapter(OpenAIAdapter):
     api_key_env = "OPENAI_COMPATIBLE_API_KEY"
     max_tokens_param = "max_tokens"   # what every compatible server accepts
     response_format = "json_object"
+    server_parses_arguments = True    # vLLM, llama.cpp: arguments sent back that are not JSON fail the request
 
     def claims(self, model: str) -> bool:
         return False  # only by name: openai-compatible:<model>
@@ -254,10 +258,15 @@ class ToolConversation:
     the task ships them and not `strict`, so a schema-valid argument is the model's doing, not
     a constrained decoder's), each turn's `tool_calls` answered by one `role: tool` message
     per call. No system prompt and no tool_choice: prompt.md is the first message. The
-    arguments are the string the model sent, parsed strictly, passed on raw when broken."""
+    arguments are the string the model sent, parsed strictly. They go back in the history as
+    the model sent them where the server takes them back so (OpenAI's API takes any string);
+    where it parses them (`server_parses_arguments`: vLLM, llama.cpp), broken ones go back as
+    `"{}"`, as the Anthropic adapter sends `{}` to the Messages API (`history_arguments`),
+    and their tool message says the arguments were not a JSON object."""
 
-    def __init__(self, model: str, task, tools: list, settings: dict, stream: bool, max_tokens_param: str):
-        self.stream = stream
+    def __init__(self, model: str, task, tools: list, settings: dict, stream: bool, max_tokens_param: str,
+                 server_parses_arguments: bool = False):
+        self.stream, self.server_parses_arguments = stream, server_parses_arguments
         self.params = {"model": model, "tools": [
             {"type": "function", "function": {"name": t["name"], "description": t["description"],
                                               "parameters": t["input_schema"]}} for t in tools],
@@ -270,10 +279,17 @@ class ToolConversation:
         turn = turn_from(reply)
         message = {"role": "assistant", "content": reply["content"] or None}
         if reply["tool_calls"]:
-            message["tool_calls"] = [{"id": c["id"], "type": "function", "function": c["function"]}
+            message["tool_calls"] = [{"id": c["id"], "type": "function", "function": self._sent_back(c["function"])}
                                      for c in reply["tool_calls"]]
         self.messages.append(message)
         return turn
+
+    def _sent_back(self, function: dict) -> dict:
+        """A call's function as it goes back in the history: as sent, or with "{}" for broken
+        arguments where the server parses them."""
+        if not self.server_parses_arguments or history_arguments(function["arguments"]) is not None:
+            return function
+        return {"name": function["name"], "arguments": "{}"}
 
 
 def turn_from(reply: dict):

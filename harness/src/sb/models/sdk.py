@@ -15,6 +15,7 @@ malformed one or a stream cut short is described, never a Python exception's tex
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -32,7 +33,7 @@ from sb.errors import SbError
 from sb.models.base import Attempt, ModelAdapter, ModelOptions, ToolSession
 from sb.models.exchange import Reply, ReplyError, check_kind, conclude, settings_error
 from sb.outcome import Status
-from sb.toolloop import SessionError
+from sb.toolloop import SessionError, parse_arguments
 
 
 def require_sdk(module: str, extra: str):
@@ -51,22 +52,40 @@ MAX_TRANSPORT_RETRIES = 3
 RETRY_AFTER_CAP_S = 60.0       # a server asking for a longer wait ends the attempt instead
 FIRST_BACKOFF_S, MAX_BACKOFF_S = 0.5, 8.0  # without a retry-after: the SDKs' own schedule
 MAX_REPLY_BYTES = 64 * 2**20   # far past any model's output; a server sending more is broken
-# the knobs every SDK adapter takes; timeout_s is the request's deadline, never a body field
-BASE_SETTINGS = ("temperature", "max_tokens", "timeout_s")
+# the knobs every SDK adapter takes; timeout_s (the request's deadline) and retry_after_cap_s
+# (`--retry-after-cap`) bound the waiting, and are never body fields
+BASE_SETTINGS = ("temperature", "max_tokens", "timeout_s", "retry_after_cap_s")
+KEY_REJECTED = (401, 403)      # authentication, permission: the key itself is refused
+STREAM_ERRORS_RETRIED = ("overloaded_error",)  # the server did not do the work: as an HTTP 529 is retried
 
 
 class TransportError(Exception):
     """No usable reply came back; the message is the adapter_error's detail. `no_answer`:
-    nothing came back at all (the server is down, overloaded, broken), which the sweep's
-    circuit breaker counts; a 400 about one request is not that."""
+    nothing came back at all (the server is down, overloaded, broken, or refuses the key),
+    which the sweep's circuit breaker counts; a 400 about one request is not that.
+    `key_rejected`: the API refused the key (HTTP 401 or 403), which opens the breaker at
+    once: every later request with that key would be refused too."""
 
-    def __init__(self, detail: str, no_answer: bool = True):
+    def __init__(self, detail: str, no_answer: bool = True, key_rejected: bool = False):
         super().__init__(detail)
-        self.no_answer = no_answer
+        self.no_answer, self.key_rejected = no_answer, key_rejected
 
 
 class BadReply(Exception):
     """The reply's bytes are not the API's answer (not JSON, malformed, cut short): why, in words."""
+
+
+class StreamError(BadReply):
+    """An error event mid-stream, after an HTTP 200: what the API said, its error type, and
+    the retry-after of the response that carried it (None when it had none)."""
+
+    def __init__(self, detail: str, error_type, words: str, retry_after: float | None):
+        super().__init__(detail)
+        self.error_type, self.words, self.retry_after = error_type, words, retry_after
+
+    @property
+    def retryable(self) -> bool:
+        return self.error_type in STREAM_ERRORS_RETRIED
 
 
 class DeadlineReached(Exception):
@@ -95,10 +114,11 @@ class Request:
     never past the deadline's).
 
     Retried, at most `max_retries` times: a connection that failed before any reply, and the
-    statuses the SDKs retry (408, 409, 429, 5xx, or the server's `x-should-retry`), after the
-    server's retry-after or the SDKs' backoff. A retry-after past `retry_after_cap_s` ends
-    the attempt at once, and so does a wait that would end past the deadline. A reply that
-    started arriving is never asked again."""
+    statuses the SDKs retry (408, 409, 429, 5xx, or the server's `x-should-retry`), and an
+    `overloaded_error` event mid-stream (the same refusal as an HTTP 529, sent after the
+    200), after the server's retry-after or the SDKs' backoff. A retry-after past
+    `retry_after_cap_s` ends the attempt at once, and so does a wait that would end past the
+    deadline. Any other reply that started arriving is never asked again."""
 
     def __init__(self, sdk, timeout_s: float, max_retries: int, retry_after_cap_s: float):
         self.sdk, self.max_retries, self.retry_after_cap_s = sdk, max_retries, retry_after_cap_s
@@ -122,6 +142,8 @@ class Request:
                 now = "the reply was still arriving" if self.reading else "no reply yet"
                 now += f"; the one before got {self.last}" if self.last else ""
                 raise TransportError(self.deadline_detail(now)) from None
+            except StreamError as exc:
+                self._after_stream_error(exc)
             except BadReply as exc:
                 raise TransportError(f"{exc} ({self.tries()})") from None
             except self.sdk.APIStatusError as exc:
@@ -143,8 +165,17 @@ class Request:
         self.last = f"HTTP {status} from the API: {error_words(exc.body)}"
         retryable = should_retry(exc.response)
         if not retryable or self.retries >= self.max_retries:
-            raise TransportError(f"{self.last} ({self.tries()})", no_answer=status >= 500 or status == 429) from None
+            rejected = status in KEY_REJECTED
+            raise TransportError(f"{self.last} ({self.tries()})", no_answer=status >= 500 or status == 429
+                                 or rejected, key_rejected=rejected) from None
         self._wait(retry_after_s(exc.response.headers), status_words(status))
+
+    def _after_stream_error(self, exc: StreamError) -> None:
+        """Retried like its HTTP status when the API said it was overloaded; never said to be an HTTP 200."""
+        self.last = f"an error event mid-stream: {exc.words}"
+        if not exc.retryable or self.retries >= self.max_retries:
+            raise TransportError(f"{exc} ({self.tries()})") from None
+        self._wait(exc.retry_after, "overloaded mid-stream")
 
     def _wait(self, after: float | None, what: str) -> None:
         if after is not None and after > self.retry_after_cap_s:
@@ -242,8 +273,11 @@ class ReplyBody:
             if not isinstance(value, dict):
                 raise BadReply(f"streamed event {count} is a JSON {json_type(value)}, not an object")
             if name == "error" or value.get("type") == "error" or value.get("error"):
-                raise BadReply(f"the reply stream broke off after {plural(count - 1, 'event')} with an error "
-                               f"from the API: {error_words(value)}")
+                error = value.get("error")
+                words = error_words(value)
+                raise StreamError(f"the reply stream broke off after {plural(count - 1, 'event')} with an error "
+                                  f"from the API: {words}", error.get("type") if isinstance(error, dict) else None,
+                                  words, retry_after_s(self.http.headers))
             yield value
         kind = self.http.headers.get("content-type") or "no content-type"
         if not count and self.total and not kind.startswith("text/event-stream"):
@@ -354,6 +388,17 @@ def http_error_words(exc: Exception) -> str:
     return f"the connection failed ({name})"
 
 
+def history_arguments(raw) -> dict | None:
+    """A tool call's arguments where the API takes back only a JSON object (the Messages API
+    rejects anything else with a 400; vLLM's and llama.cpp's servers parse Chat arguments to
+    render their chat template and fail on broken JSON): the object the model sent, else None,
+    for the adapter to send an empty object in its API's form, the call's tool result saying
+    "error: arguments are not a JSON object". Where the API takes any string (OpenAI's), the
+    arguments go back as sent. The transcript keeps exactly what the model sent, always."""
+    arguments = parse_arguments(raw)
+    return arguments if isinstance(arguments, dict) else None
+
+
 def json_type(value) -> str:
     return {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(type(value), "null")
 
@@ -398,6 +443,7 @@ class SdkAdapter(ModelAdapter):
         self.stream = self.default_stream if stream is None else stream
         self._http = None
         self._http_lock = threading.Lock()
+        self._rejected: dict = {}  # (endpoint, key digest) -> why the API refused that key
 
     def installed(self) -> bool:
         return sdk_installed(self.sdk_module)
@@ -414,12 +460,32 @@ class SdkAdapter(ModelAdapter):
         except ReplyError as exc:
             return Attempt(status=Status.ADAPTER_ERROR, detail=str(exc))
         except TransportError as exc:
+            self.note_rejection(options, exc)
             return Attempt(status=Status.ADAPTER_ERROR, detail=str(exc), transport_retries=request.retries,
                            transport_failure=exc.no_answer)
         return conclude(self.provider, model, task, workdir, reply, request.retries)
 
     def request(self, sdk, options: ModelOptions) -> Request:
-        return Request(sdk, options.timeout_s, self.max_retries, self.retry_after_cap_s)
+        cap = options.settings.get("retry_after_cap_s", self.retry_after_cap_s)  # `--retry-after-cap`
+        return Request(sdk, options.timeout_s, self.max_retries, float(cap))
+
+    def key_rejected(self, options: ModelOptions) -> str:
+        """Why the API refused this run's key (its endpoint and key), once it has; '' before."""
+        return self._rejected.get(self._credential(options), "")
+
+    def note_rejection(self, options: ModelOptions, exc: TransportError) -> None:
+        """A 401 or 403: remembered for the key and endpoint it refused, for the sweep to stop on."""
+        if exc.key_rejected:
+            env = self.api_key_env
+            key = f"the key in {env}" if os.environ.get(env) else f"the placeholder key ({env} is not set)"
+            self._rejected[self._credential(options)] = f"the {self.name} API rejected {key}: {exc}"
+
+    def _credential(self, options: ModelOptions) -> tuple:
+        try:
+            key = self.api_key(options)
+        except ReplyError:
+            key = ""
+        return self.endpoint(options), hashlib.sha256(key.encode()).hexdigest()
 
     def preflight(self, model: str, options: ModelOptions) -> None:
         require_sdk(self.sdk_module, self.extra)
@@ -505,6 +571,7 @@ class SdkToolSession(ToolSession):
         try:
             turn = self.conversation.step(self.client, request, results)
         except TransportError as exc:
+            self.adapter.note_rejection(self.options, exc)
             raise SessionError(str(exc), no_answer=exc.no_answer) from None
         finally:
             self.transport_retries += request.retries
