@@ -1,32 +1,78 @@
-"""The shop's rows, generated here; the database built from them in the solution's process
-(by _probe_shop.py); and the independent answer, computed here from the rows alone."""
+"""The shop's rows, generated here; the database built from them, also here (in the
+judge); and the independent answer, computed here from the rows alone."""
 import random
+import sqlite3
 
-from sb.judge import probe
+from report import customer_report
+
+from _connection import ShopConnection
+
+SCHEMA = """
+CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customers(id),
+                     status TEXT NOT NULL, total_cents INTEGER NOT NULL);
+CREATE TABLE order_items (id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL REFERENCES orders(id),
+                          sku TEXT NOT NULL, quantity INTEGER NOT NULL);
+CREATE INDEX orders_by_customer ON orders(customer_id);
+CREATE INDEX items_by_order ON order_items(order_id);
+"""
 
 
 class Shop:
-    """The rows of one shop, and a handle to the real database holding them."""
+    """The rows of one shop, the real database holding them (`db`, here in the judge), and
+    the connection customer_report is given (`conn`, over `db`: the solution gets a handle)."""
 
-    def __init__(self, customers, orders, items):
+    def __init__(self, customers, orders, items, path=":memory:"):
         self.customers, self.orders, self.items = list(customers), list(orders), list(items)
-        self.conn = shop_probe().build(*self._lists())
+        self.db = sqlite3.connect(path)
+        self.db.executescript(SCHEMA)
+        self.db.executemany("INSERT INTO customers VALUES (?, ?)", self.customers)
+        self.db.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)", self.orders)
+        self.db.executemany("INSERT INTO order_items VALUES (?, ?, ?, ?)", self.items)
+        self.db.commit()
+        self.conn = ShopConnection(self.db)
 
-    def _lists(self):
-        return [[list(r) for r in rows] for rows in (self.customers, self.orders, self.items)]
+    @classmethod
+    def with_open_transaction(cls, customers, orders, items, pending_orders, path):
+        """A database file, and a connection to it on which the caller has inserted
+        `pending_orders` without committing: the caller's transaction is still open."""
+        shop = cls(customers, orders, items, path=str(path))
+        shop.db.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)", pending_orders)
+        shop.orders += list(pending_orders)
+        shop.path = str(path)
+        return shop
 
     def expected(self, customer_ids):
         return brute_force_report(self.customers, self.orders, self.items, customer_ids)
 
     def run(self, customer_ids):
-        """(report, statements) from one call, counted by SQLite's trace callback."""
-        seen = shop_probe().counted_report(self.conn, list(customer_ids))
-        assert seen["recorder_intact"], "the trace callback was replaced or removed during the call"
-        return seen["report"], seen["statements"]
+        """(report, statements) from one call: every statement SQLite ran on the database
+        during it, recorded here, where the solution cannot reach the record."""
+        return self.conn._count(lambda: customer_report(self.conn, list(customer_ids)))
 
+    def snapshot(self):
+        """The main database's schema and every row of every table."""
+        tables = self.db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+        rows = {t: self.db.execute(f"SELECT * FROM {t} ORDER BY id").fetchall()
+                for t in ("customers", "orders", "order_items")}
+        return tables, rows
 
-def shop_probe():
-    return probe("_probe_shop.py")
+    def committed_order_ids(self):
+        """The orders another connection to the file sees: what has been committed."""
+        other = sqlite3.connect(self.path)
+        try:
+            return [r[0] for r in other.execute("SELECT id FROM orders ORDER BY id")]
+        finally:
+            other.close()
+
+    def connection_state(self):
+        """What a caller would notice about the connection itself: the temporary schema
+        (tables, indexes, views, triggers), the databases attached to it, and whether a
+        transaction is open. (The temp schema is read first: reading it attaches 'temp'.)"""
+        temp = self.db.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_temp_master ORDER BY type, name").fetchall()
+        databases = [(r[1], r[2]) for r in self.db.execute("PRAGMA database_list")]
+        return {"temp_schema": temp, "databases": databases, "in_transaction": self.db.in_transaction}
 
 
 def random_rows(seed, n_customers=300, first_id=1, id_step=1):

@@ -4,7 +4,7 @@ import pytest
 
 from report import customer_report
 
-from _shop import Shop, assert_same_report, random_rows, random_shop, shop_probe
+from _shop import Shop, assert_same_report, random_rows, random_shop
 
 MAX_STATEMENTS = 3
 
@@ -50,7 +50,7 @@ def test_hand_computed_report():
         5: {"name": "Eli", "paid_orders": 1, "revenue_cents": 300, "items": 4},
     }
     assert_same_report(checked(shop, [1, 2, 3, 4, 5]), want)
-    assert_same_report(customer_report(shop.conn, [1, 2, 3, 4, 5]), want)
+    assert_same_report(customer_report(shop.conn, [1, 2, 3, 4, 5]), want)  # a plain call, uncounted
 
 
 def test_customer_with_many_item_lines_is_not_double_counted():
@@ -141,53 +141,47 @@ def test_many_customers_in_one_call():
 
 def test_the_database_is_unchanged_and_a_second_call_agrees():
     shop = random_shop(6, n_customers=50)
-    before = shop_probe().snapshot(shop.conn)
+    before = shop.snapshot()
     first = checked(shop, list(range(1, 51)))
     second = checked(shop, list(range(1, 51)))
     assert first == second
     checked(shop, list(range(20, 31)))
-    assert shop_probe().snapshot(shop.conn) == before
+    assert shop.snapshot() == before
 
 
-def test_the_callers_open_transaction_is_left_alone():
+def test_the_callers_open_transaction_is_left_alone(tmp_path):
     """The application inserted an order on this connection and has not committed: the
     report (same connection) counts it, and afterwards the transaction is still open and
     the order still uncommitted, for the caller to commit or roll back."""
     customers, orders, items = random_rows(7, n_customers=20)
-    pending = [len(orders) + 1, 3, "paid", 777]
-    conn, path = shop_probe().build_file_with_open_transaction(
-        [list(r) for r in customers], [list(r) for r in orders], [list(r) for r in items], [pending])
-    shop = Shop.__new__(Shop)
-    shop.customers, shop.orders, shop.items, shop.conn = customers, orders + [tuple(pending)], items, conn
+    pending = (len(orders) + 1, 3, "paid", 777)
+    shop = Shop.with_open_transaction(customers, orders, items, [pending], tmp_path / "shop.db")
     checked(shop, list(range(1, 21)))
-    state = shop_probe().transaction_state(conn, path)
-    assert state["in_transaction"] is True, "the caller's transaction was ended (committed or rolled back)"
-    assert state["committed_order_ids"] == sorted(o[0] for o in orders), "the caller's pending order was committed"
+    assert shop.db.in_transaction is True, "the caller's transaction was ended (committed or rolled back)"
+    assert shop.committed_order_ids() == sorted(o[0] for o in orders), "the caller's pending order was committed"
+    assert pending in shop.db.execute("SELECT * FROM orders").fetchall(), "the caller's pending order was rolled back"
 
 
-def test_the_connection_is_left_as_it_was_found():
+def test_the_connection_is_left_as_it_was_found(tmp_path):
     """No temporary table (or index, view, trigger) left on the connection, nothing
     attached, and no transaction left open: on a connection with no transaction open, and
     on one where the caller has a transaction open (which must stay open)."""
     shop = random_shop(8, n_customers=40)
-    before = shop_probe().connection_state(shop.conn)
+    before = shop.connection_state()
     assert before["temp_schema"] == [] and before["in_transaction"] is False  # the test's own setup
     checked(shop, list(range(1, 41)))
     checked(shop, list(range(5, 16)))
-    after = shop_probe().connection_state(shop.conn)
+    after = shop.connection_state()
     assert after["temp_schema"] == before["temp_schema"], (
         f"customer_report left temporary objects on the caller's connection: {after['temp_schema']}")
     assert after["databases"] == before["databases"], f"databases attached: {after['databases']}"
     assert after["in_transaction"] is False, "customer_report left a transaction open on the connection"
 
     customers, orders, items = random_rows(9, n_customers=20)
-    pending = [len(orders) + 1, 4, "paid", 555]
-    conn, _ = shop_probe().build_file_with_open_transaction(
-        [list(r) for r in customers], [list(r) for r in orders], [list(r) for r in items], [pending])
-    shop = Shop.__new__(Shop)
-    shop.customers, shop.orders, shop.items, shop.conn = customers, orders + [tuple(pending)], items, conn
-    before = shop_probe().connection_state(conn)
+    pending = (len(orders) + 1, 4, "paid", 555)
+    shop = Shop.with_open_transaction(customers, orders, items, [pending], tmp_path / "shop.db")
+    before = shop.connection_state()
     assert before["temp_schema"] == [] and before["in_transaction"] is True  # the test's own setup
     checked(shop, list(range(1, 21)))
-    after = shop_probe().connection_state(conn)
+    after = shop.connection_state()
     assert after == before, f"the connection changed during the call: {before} -> {after}"

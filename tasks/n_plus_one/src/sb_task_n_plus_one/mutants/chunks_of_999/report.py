@@ -29,9 +29,9 @@ def customer_report(conn, customer_ids):
     report = {}
     for start in range(0, len(customer_ids), CHUNK):
         ids = json.dumps(customer_ids[start:start + CHUNK])
-        for cid, name, count, revenue in conn.execute(_ORDERS, (ids,)):
+        for cid, name, count, revenue in conn.execute(_ORDERS, (ids,)).fetchall():
             report[cid] = {"name": name, "paid_orders": count, "revenue_cents": revenue, "items": 0}
-        for cid, quantity in conn.execute(_ITEMS, (ids,)):
+        for cid, quantity in conn.execute(_ITEMS, (ids,)).fetchall():
             if cid in report:  # orders can outlive their customer: SQLite does not enforce the key
                 report[cid]["items"] = quantity
     return report

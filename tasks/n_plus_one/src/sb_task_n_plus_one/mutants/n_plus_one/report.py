@@ -25,9 +25,9 @@ def customer_report(conn, customer_ids):
     report = {}
     for cid in customer_ids:
         ids = json.dumps([int(cid)])
-        for cid_, name, count, revenue in conn.execute(_ORDERS, (ids,)):
+        for cid_, name, count, revenue in conn.execute(_ORDERS, (ids,)).fetchall():
             report[cid_] = {"name": name, "paid_orders": count, "revenue_cents": revenue, "items": 0}
-        for cid_, quantity in conn.execute(_ITEMS, (ids,)):
+        for cid_, quantity in conn.execute(_ITEMS, (ids,)).fetchall():
             if cid_ in report:
                 report[cid_]["items"] = quantity
     return report

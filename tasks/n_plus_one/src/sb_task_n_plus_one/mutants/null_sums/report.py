@@ -25,9 +25,9 @@ def customer_report(conn, customer_ids):
     ids = json.dumps([int(i) for i in customer_ids])
     report = {
         cid: {"name": name, "paid_orders": count, "revenue_cents": revenue, "items": 0}
-        for cid, name, count, revenue in conn.execute(_ORDERS, (ids,))
+        for cid, name, count, revenue in conn.execute(_ORDERS, (ids,)).fetchall()
     }
-    for cid, quantity in conn.execute(_ITEMS, (ids,)):
+    for cid, quantity in conn.execute(_ITEMS, (ids,)).fetchall():
         if cid in report:  # orders can outlive their customer: SQLite does not enforce the key
             report[cid]["items"] = quantity
     return report

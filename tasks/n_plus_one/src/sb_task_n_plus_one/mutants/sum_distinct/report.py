@@ -34,6 +34,6 @@ def customer_report(conn, customer_ids):
     ids = json.dumps([int(i) for i in customer_ids])
     report = {
         cid: {"name": name, "paid_orders": count, "revenue_cents": revenue, "items": items}
-        for cid, name, count, revenue, items in conn.execute(_ONE, (ids,))
+        for cid, name, count, revenue, items in conn.execute(_ONE, (ids,)).fetchall()
     }
     return report
