@@ -705,3 +705,35 @@ def test_terminal_escapes_in_a_solutions_text_print_as_escapes(capsys, monkeypat
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "\r" not in out
     assert "\\x1b[2K" in out
+
+
+def test_an_exception_from_a_judge_object_carries_no_test_source_or_compared_values(task_copy, bwrap_sandbox):
+    """A judge-side object that raises into the solution's call (a fake refusing a method,
+    an assertion inside a callback) sent its traceback, the hidden tests' own source lines,
+    and an assertion message pytest fills with the compared values. Now the solution sees
+    the exception's type and, except for an assertion, its message; nothing else."""
+    from sb.task import load_task_dir
+    folder = task_copy()
+    (folder / "reference" / "adder.py").write_text(CORRECT + "def probe_judge(fake):\n    return 42\n")
+    (folder / "hidden_tests" / "_fake.py").write_text(
+        "EXPECTED = 'expected-7f3a'\n\nclass Fake:\n"
+        "    def refuse(self):\n        raise ValueError('no such method')  # source-line-secret-9c1d\n"
+        "    def check(self, value):\n        assert value == EXPECTED, f'{value!r} != {EXPECTED!r}'\n")
+    (folder / "hidden_tests" / "test_add.py").write_text(
+        "import adder\nfrom _fake import Fake\n\n"
+        "def test_the_solution_answers_42():\n    assert adder.probe_judge(Fake()) == 42\n")
+    task = load_task_dir(folder, package="judge_exception_fixture")
+    reference = grade(task, task.reference_files, bwrap_sandbox)
+    assert reference.passed, reference.detail
+    source = CORRECT + (
+        "def probe_judge(fake):\n    seen = []\n"
+        "    for call in (fake.refuse, lambda: fake.check('guess')):\n"
+        "        try:\n            call()\n        except Exception as exc:\n"
+        "            seen.append(type(exc).__name__ + str(exc) + ''.join(getattr(exc, '__notes__', [])))\n"
+        "    text = ' '.join(seen)\n"
+        "    leaked = 'source-line-secret-9c1d' in text or 'expected-7f3a' in text\n"
+        "    assert 'ValueErrorno such method' in text and 'AssertionError' in text, text\n"
+        "    return 42 if leaked else 41\n")
+    outcome = grade(task, {"adder.py": source.encode()}, bwrap_sandbox, reference.test_ids)
+    assert outcome.status == Status.FAILED, outcome.detail
+    assert "41" in outcome.detail, outcome.detail  # the solution saw no secret

@@ -161,7 +161,7 @@ class Codec:
         if isinstance(value, Remote) and value._sb_peer is self.peer:
             return {"ref": value._sb_handle}
         if isinstance(value, BaseException):
-            return {"exc": describe_exception(value)}
+            return {"exc": describe_exception(value, judged=not self.peer.serves_imports)}
         if isinstance(value, type) and issubclass(value, BaseException):
             return {"exc_class": _class_names(value)}
         return {"handle": self.peer.export(value), "type": _type_label(value), "callable": callable(value)}
@@ -371,19 +371,34 @@ def _class_names(cls):
             "mro": [k.__name__ for k in cls.__mro__ if k not in (object,)][:20]}
 
 
-def describe_exception(exc):
-    """Type names, message and the last frames of the traceback, as text."""
+JUDGE_ASSERTION = "an assertion in the judge failed (its message stays there: it may hold an expected value)"
+
+
+def describe_exception(exc, judged=False):
+    """Type names, message and the last frames of the traceback, as text. From the judge
+    (`judged`: an exception a judge-side object raised into the solution's call) never a
+    traceback, whose lines are hidden tests' source, and never an assertion's message,
+    which pytest fills with the values compared."""
     try:
         message = str(exc)
     except Exception:
         message = "<unprintable message>"
+    if judged:
+        if isinstance(exc, AssertionError):
+            return {**_class_names(AssertionError), "message": JUDGE_ASSERTION, "args": [JUDGE_ASSERTION],
+                    "traceback": ""}
+        return {**_class_names(type(exc)), "message": _clip(message), "args": _plain_args(exc), "traceback": ""}
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.endswith("_wire.py")][-6:]
     tb = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(exc), exc))
+    return {**_class_names(type(exc)), "message": _clip(message), "args": _plain_args(exc), "traceback": _clip(tb, 3000)}
+
+
+def _plain_args(exc) -> list:
     args = []
     for arg in getattr(exc, "args", ())[:4]:
         if isinstance(arg, (str, int, float, bool)) or arg is None:
             args.append(arg if not isinstance(arg, str) else _clip(arg))
-    return {**_class_names(type(exc)), "message": _clip(message), "args": args, "traceback": _clip(tb, 3000)}
+    return args
 
 
 _made_classes = {}

@@ -12,7 +12,7 @@ import pytest
 
 from sb.judge import probe
 
-from _fakes import ConstantRandom, FakeClock, Script, SeededRandom, transient
+from _fakes import ConstantRandom, FakeClock, Handed, Script, SeededRandom, transient
 
 P = probe("_probe_retry.py")
 
@@ -25,7 +25,9 @@ REL = 1e-12
 def run(script, clock, rng, **policy):
     settings = dict(max_attempts=5, base_delay=1.0, max_delay=8.0, timeout=None)
     settings.update(policy)
-    seen = P.run(script, clock, clock.sleep, rng, settings)
+    # Only what the prompt promises crosses: the fakes' records and controls stay here.
+    seen = P.run(Handed(script, call=True), Handed(clock, call=True), clock.sleep, Handed(rng, "random"),
+                 settings)
     assert seen["time_module_calls"] == {}, f"the time module was used: {seen['time_module_calls']}"
     assert all(s >= 0 for s in clock.sleeps), clock.sleeps
     return seen

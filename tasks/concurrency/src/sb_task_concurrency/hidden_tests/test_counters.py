@@ -1,7 +1,7 @@
 """Counters over a get/set store, exact under 50 real threads.
 
 Single-thread semantics run through the proxy with a store that stays here (its
-contents are the judge's own record). Threads run next to the solution through
+contents are the judge's own record; the solution is handed only its get and set). Threads run next to the solution through
 _probe_counters, which returns what every call returned and the store's final
 contents; every expectation (plain sums, conservation of units) is computed here.
 
@@ -28,12 +28,32 @@ OPS = 6  # per thread: 300 operations a test, each racing on nearly every step
 KEYS = ["a", "b", "c"]
 
 
+class StoreFacade:
+    """The store as the solution sees it: `get` and `set`, the prompt's two operations,
+    and no other public attribute. Through the wire the worker may call any public method
+    and read any public attribute of an object the judge hands over, so the store handed
+    over as itself would show the solution the test's record (`data`, `calls`)."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store):
+        self._store = store
+
+    def get(self, key):
+        return self._store.get(key)
+
+    def set(self, key, value):
+        self._store.set(key, value)
+
+
 class DictStore:
-    """The store for single-thread tests: it stays in the judge."""
+    """The store for single-thread tests: it stays in the judge, and the solution is
+    handed only its `handed` facade."""
 
     def __init__(self, initial=None):
         self.data = dict(initial or {})
         self.calls = 0
+        self.handed = StoreFacade(self)
 
     def get(self, key):
         self.calls += 1
@@ -60,7 +80,7 @@ def run(plans, initial=None, seed=0):
 
 def test_single_thread_semantics():
     store = DictStore()
-    c = Counters(store)
+    c = Counters(store.handed)
     assert c.get("x") == 0
     assert c.add("x", 5) == 5
     assert c.add("x", -7) == -2
@@ -80,7 +100,7 @@ def test_counters_start_from_what_the_store_already_holds():
     """The store is the only place values live: values written before this Counters
     existed (by an earlier run of the service) are the counters' values."""
     store = DictStore({"a": 40, "b": -3, "c": 7})
-    c = Counters(store)
+    c = Counters(store.handed)
     assert c.get("a") == 40
     assert c.add("a", 2) == 42
     assert c.snapshot(["c", "b", "a"]) == {"c": 7, "b": -3, "a": 42}
@@ -91,7 +111,7 @@ def test_counters_start_from_what_the_store_already_holds():
 
 def test_the_store_holds_every_value_once_a_method_returns():
     store = DictStore({"k": 1})
-    c = Counters(store)
+    c = Counters(store.handed)
     expected = {"k": 1}
     steps = [("add", "k", 4), ("add", "j", -2), ("move", "k", "j", 3), ("take", "k"),
              ("add", "k", 9), ("move", "j", "m", 1), ("take", "j")]

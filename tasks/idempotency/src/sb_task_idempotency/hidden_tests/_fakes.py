@@ -1,6 +1,24 @@
 """Test doubles that stay in the judge: the solution calls them through the wire, so what
-they record is the judge's own record of every fulfilment."""
+they record is the judge's own record of every fulfilment.
+
+The solution is handed `fulfil.handed`, never the recorder itself: through the wire the
+worker may call any public method and read any public attribute of an object the judge
+hands over, so a recorder handed over as itself would let the solution read the test's
+record (`calls`, `attempts`: a dedupe that needs no database). The prompt promises it
+`fulfil(payment_id, amount)` and nothing else."""
 import threading
+
+
+class Handed:
+    """What the solution is handed of a fake: calling it, and no public attribute."""
+
+    __slots__ = ("_target",)
+
+    def __init__(self, target):
+        self._target = target
+
+    def __call__(self, *args, **kwargs):
+        return self._target(*args, **kwargs)
 
 
 class RecordingFulfil:
@@ -13,6 +31,7 @@ class RecordingFulfil:
         self.attempts = []
         self._lock = threading.Lock()
         self._fail_on = set(fail_on)
+        self.handed = Handed(self)
 
     def __call__(self, payment_id, amount):
         with self._lock:

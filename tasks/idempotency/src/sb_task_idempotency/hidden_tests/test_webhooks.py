@@ -1,8 +1,9 @@
 """Exactly-once webhook processing, graded in the judge.
 
 Sequential tests call the solution through the proxy with a fulfil fake that stays here
-(its record is the judge's own). Threads and processes run next to the solution through
-_probe_webhooks, which returns what happened; every expectation is computed here.
+(its record is the judge's own; the solution is handed only `fulfil.handed`, a call).
+Threads and processes run next to the solution through _probe_webhooks, which returns
+what happened; every expectation is computed here.
 
 Why the races below are near certain for a wrong answer, and never fail a right one:
 the fulfil fake sleeps 5-15 ms (seeded jitter) inside every fulfilment, and every
@@ -50,7 +51,7 @@ def refunded(event_id, payment_id, amount, sequence):
 
 def test_first_delivery_is_processed_and_fulfilled(db_path):
     fulfil = RecordingFulfil()
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     assert handler.status("pay_1") is None
     assert handler.handle(succeeded("evt_1", "pay_1", 1250, 1)) == "processed"
     assert fulfil.calls == [("pay_1", 1250)]
@@ -60,7 +61,7 @@ def test_first_delivery_is_processed_and_fulfilled(db_path):
 
 def test_redelivery_is_a_duplicate(db_path):
     fulfil = RecordingFulfil()
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     evt = succeeded("evt_1", "pay_1", 1250, 1)
     assert handler.handle(evt) == "processed"
     assert handler.handle(dict(evt)) == "duplicate"
@@ -73,8 +74,8 @@ def test_duplicate_is_remembered_across_restart(db_path):
     """A new handler on the same file is a restarted service: it must remember."""
     fulfil = RecordingFulfil()
     evt = succeeded("evt_1", "pay_1", 1250, 1)
-    assert WebhookHandler(db_path, fulfil).handle(evt) == "processed"
-    restarted = WebhookHandler(db_path, fulfil)
+    assert WebhookHandler(db_path, fulfil.handed).handle(evt) == "processed"
+    restarted = WebhookHandler(db_path, fulfil.handed)
     assert restarted.handle(dict(evt)) == "duplicate"
     assert restarted.status("pay_1") == "succeeded"
     assert fulfil.calls == [("pay_1", 1250)]
@@ -82,7 +83,7 @@ def test_duplicate_is_remembered_across_restart(db_path):
 
 def test_distinct_events_of_one_payment_are_not_duplicates(db_path):
     fulfil = RecordingFulfil()
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     assert handler.handle(succeeded("evt_1", "pay_1", 900, 1)) == "processed"
     assert handler.handle(refunded("evt_2", "pay_1", 900, 2)) == "processed"
     assert handler.status("pay_1") == "refunded"
@@ -92,7 +93,7 @@ def test_distinct_events_of_one_payment_are_not_duplicates(db_path):
 def test_same_event_id_on_another_payment_is_still_a_duplicate(db_path):
     """Ids are unique per event, not per payment: the id alone decides."""
     fulfil = RecordingFulfil()
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     assert handler.handle(succeeded("evt_1", "pay_1", 500, 1)) == "processed"
     assert handler.handle(succeeded("evt_1", "pay_2", 500, 1)) == "duplicate"
     assert handler.status("pay_2") is None
@@ -102,7 +103,7 @@ def test_same_event_id_on_another_payment_is_still_a_duplicate(db_path):
 def test_out_of_order_older_event_is_stale(db_path):
     """The refund (sequence 2) overtakes the success (sequence 1) in transit."""
     fulfil = RecordingFulfil()
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     assert handler.handle(refunded("evt_2", "pay_1", 900, 2)) == "processed"
     assert handler.handle(succeeded("evt_1", "pay_1", 900, 1)) == "stale"
     assert handler.status("pay_1") == "refunded"
@@ -111,7 +112,7 @@ def test_out_of_order_older_event_is_stale(db_path):
 
 def test_stale_event_redelivered_is_a_duplicate(db_path):
     fulfil = RecordingFulfil()
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     handler.handle(refunded("evt_2", "pay_1", 900, 2))
     assert handler.handle(succeeded("evt_1", "pay_1", 900, 1)) == "stale"
     assert handler.handle(succeeded("evt_1", "pay_1", 900, 1)) == "duplicate"
@@ -122,7 +123,7 @@ def test_only_a_lower_sequence_is_stale(db_path):
     """Rule 3 says lower: an event at the current sequence is not late, and the
     sequence compared is the payment's own (other payments' sequences do not count)."""
     fulfil = RecordingFulfil()
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     assert handler.handle(refunded("evt_a", "pay_1", 300, 4)) == "processed"
     assert handler.handle(succeeded("evt_b", "pay_1", 300, 4)) == "processed"
     assert handler.status("pay_1") == "succeeded"
@@ -134,7 +135,7 @@ def test_only_a_lower_sequence_is_stale(db_path):
 
 def test_status_is_the_highest_sequence_that_took_effect(db_path):
     fulfil = RecordingFulfil()
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     assert handler.handle(succeeded("evt_5", "pay_1", 100, 5)) == "processed"
     assert handler.handle(refunded("evt_9", "pay_1", 100, 9)) == "processed"
     assert handler.handle(succeeded("evt_7", "pay_1", 100, 7)) == "stale"
@@ -146,12 +147,12 @@ def test_status_is_the_highest_sequence_that_took_effect(db_path):
 
 def test_failed_fulfilment_is_retried_on_redelivery(db_path):
     fulfil = RecordingFulfil(fail_on={1})
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     evt = succeeded("evt_1", "pay_1", 700, 1)
     with pytest.raises(RuntimeError, match="fulfilment service unavailable"):
         handler.handle(evt)
     assert handler.status("pay_1") is None, "a failed delivery must leave no trace"
-    assert WebhookHandler(db_path, fulfil).status("pay_1") is None
+    assert WebhookHandler(db_path, fulfil.handed).status("pay_1") is None
     assert handler.handle(dict(evt)) == "processed"
     assert handler.handle(dict(evt)) == "duplicate"
     assert fulfil.attempts == [("pay_1", 700), ("pay_1", 700)]
@@ -163,13 +164,13 @@ def test_failed_fulfilment_changes_neither_status_nor_sequence(db_path):
     """The failed event (sequence 5) never took effect: the payment keeps its status,
     and an event at sequence 3 is not late, because 5 was never the current sequence."""
     fulfil = RecordingFulfil(fail_on={2})
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     assert handler.handle(succeeded("evt_1", "pay_1", 400, 1)) == "processed"
     assert handler.handle(refunded("evt_2", "pay_1", 400, 2)) == "processed"
     with pytest.raises(RuntimeError):
         handler.handle(succeeded("evt_5", "pay_1", 450, 5))
     assert handler.status("pay_1") == "refunded"
-    restarted = WebhookHandler(db_path, fulfil)
+    restarted = WebhookHandler(db_path, fulfil.handed)
     assert restarted.status("pay_1") == "refunded"
     assert restarted.handle(succeeded("evt_3", "pay_1", 420, 3)) == "processed"
     assert restarted.handle(succeeded("evt_5", "pay_1", 450, 5)) == "processed"
@@ -184,9 +185,9 @@ def test_an_empty_file_at_the_path_gets_the_tables(db_path):
     """A deployment may create the file before the service starts (zero bytes)."""
     P.make_empty_file(db_path)
     fulfil = RecordingFulfil()
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     assert handler.handle(succeeded("evt_1", "pay_1", 990, 1)) == "processed"
-    assert WebhookHandler(db_path, fulfil).handle(succeeded("evt_1", "pay_1", 990, 1)) == "duplicate"
+    assert WebhookHandler(db_path, fulfil.handed).handle(succeeded("evt_1", "pay_1", 990, 1)) == "duplicate"
     assert fulfil.calls == [("pay_1", 990)]
 
 
@@ -196,9 +197,9 @@ def test_a_database_that_already_holds_other_tables(db_path):
     rows = [["ord_1", 1500], ["ord_2", 20], ["ord_3", 7]]
     P.make_foreign_table(db_path, rows)
     fulfil = RecordingFulfil()
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     assert handler.handle(succeeded("evt_1", "pay_1", 1500, 1)) == "processed"
-    assert WebhookHandler(db_path, fulfil).handle(succeeded("evt_1", "pay_1", 1500, 1)) == "duplicate"
+    assert WebhookHandler(db_path, fulfil.handed).handle(succeeded("evt_1", "pay_1", 1500, 1)) == "duplicate"
     assert handler.status("pay_1") == "succeeded"
     assert P.read_foreign_table(db_path) == rows
     assert fulfil.calls == [("pay_1", 1500)]
@@ -255,7 +256,7 @@ def test_shuffled_redeliveries_match_model(db_path, seed):
     want_outcomes, want_fulfilled, want_status = _simulate(deliveries)
     assert "stale" in want_outcomes and "duplicate" in want_outcomes  # every seed has both
     fulfil = RecordingFulfil()
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     got = [handler.handle(e) for e in deliveries]
     assert got == want_outcomes
     assert fulfil.calls == want_fulfilled
@@ -370,7 +371,7 @@ def test_a_new_process_knows_what_an_earlier_one_did(db_path):
     _check_no_trouble(seen)
     assert seen["results"] == [[["evt_1", "processed"], ["evt_2", "processed"]]]
     fulfil = RecordingFulfil()
-    handler = WebhookHandler(db_path, fulfil)
+    handler = WebhookHandler(db_path, fulfil.handed)
     assert handler.handle(dict(first[0])) == "duplicate"
     assert handler.handle(succeeded("evt_0", "pay_2", 620, 1)) == "stale"
     assert handler.status("pay_1") == "succeeded" and handler.status("pay_2") == "refunded"

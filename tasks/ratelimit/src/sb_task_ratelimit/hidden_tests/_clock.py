@@ -1,11 +1,31 @@
 """Injected clocks the tests move by hand. They stay in the judge: every reading the
-solution takes is a call here, recorded."""
+solution takes is a call here, recorded.
+
+The solution is handed `clock.reader`, never the clock itself: the prompt promises it
+`clock()` and nothing else, and the clock's controls (`advance`, `now`, `readings`,
+`moving`, ...) are the test's. Through the wire the worker may call any public method of
+an object the judge hands over, so a clock handed over as itself could be moved (or its
+record read) by the solution."""
+
+
+class ClockReader:
+    """The clock as the solution sees it: calling it reads the time (recorded), and it
+    has no other public attribute."""
+
+    __slots__ = ("_clock",)
+
+    def __init__(self, clock):
+        self._clock = clock
+
+    def __call__(self):
+        return self._clock()
 
 
 class FakeClock:
     def __init__(self, start=1000.0):
         self.now = start
         self.readings = []
+        self.reader = ClockReader(self)
 
     def __call__(self):
         self.readings.append(self.now)

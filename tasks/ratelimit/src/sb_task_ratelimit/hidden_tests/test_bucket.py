@@ -1,7 +1,8 @@
 """A token bucket on an injected clock, graded in the judge.
 
 Single-thread behaviour runs through the proxy with clocks that stay here (every
-reading the solution takes is recorded here). Threads run next to the solution
+reading the solution takes is recorded here); the solution gets only each clock's
+`reader`, so moving the clock stays the test's doing. Threads run next to the solution
 through _probe_bucket, which returns grant counts; the judge compares them with the
 capacity.
 
@@ -41,14 +42,14 @@ def drain(bucket):
 
 def test_starts_full_and_allows_a_burst_of_capacity():
     clock = FakeClock()
-    bucket = TokenBucket(capacity=5, rate=1, clock=clock)
+    bucket = TokenBucket(capacity=5, rate=1, clock=clock.reader)
     assert [bucket.try_acquire() for _ in range(7)] == [True] * 5 + [False] * 2
     assert bucket.available() == 0
 
 
 def test_refills_at_the_rate():
     clock = FakeClock()
-    bucket = TokenBucket(capacity=10, rate=2, clock=clock)
+    bucket = TokenBucket(capacity=10, rate=2, clock=clock.reader)
     drain(bucket)
     clock.advance(1.5)
     assert bucket.available() == 3
@@ -57,7 +58,7 @@ def test_refills_at_the_rate():
 
 def test_fractional_refill_accumulates():
     clock = FakeClock()
-    bucket = TokenBucket(capacity=10, rate=2, clock=clock)
+    bucket = TokenBucket(capacity=10, rate=2, clock=clock.reader)
     drain(bucket)
     clock.advance(0.25)
     assert bucket.try_acquire() is False
@@ -73,7 +74,7 @@ def test_fractional_refill_accumulates():
 
 def test_never_exceeds_capacity_after_idle():
     clock = FakeClock()
-    bucket = TokenBucket(capacity=4, rate=2, clock=clock)
+    bucket = TokenBucket(capacity=4, rate=2, clock=clock.reader)
     drain(bucket)
     clock.advance(3600)
     assert bucket.available() == 4
@@ -84,7 +85,7 @@ def test_never_exceeds_capacity_after_idle():
 
 def test_refused_request_consumes_nothing():
     clock = FakeClock()
-    bucket = TokenBucket(capacity=4, rate=2, clock=clock)
+    bucket = TokenBucket(capacity=4, rate=2, clock=clock.reader)
     assert bucket.try_acquire(3) is True
     assert bucket.try_acquire(2) is False
     assert bucket.available() == 1
@@ -94,7 +95,7 @@ def test_refused_request_consumes_nothing():
 
 
 def test_request_larger_than_capacity_is_an_error():
-    bucket = TokenBucket(capacity=4, rate=2, clock=FakeClock())
+    bucket = TokenBucket(capacity=4, rate=2, clock=FakeClock().reader)
     with pytest.raises(ValueError):
         bucket.try_acquire(5)
     with pytest.raises(ValueError):
@@ -106,7 +107,7 @@ def test_request_larger_than_capacity_is_an_error():
 
 def test_wait_time_is_exact():
     clock = FakeClock()
-    bucket = TokenBucket(capacity=8, rate=4, clock=clock)
+    bucket = TokenBucket(capacity=8, rate=4, clock=clock.reader)
     assert bucket.wait_time() == 0
     assert bucket.wait_time(8) == 0
     drain(bucket)
@@ -120,7 +121,7 @@ def test_wait_time_is_exact():
 
 def test_clock_stepping_back_adds_and_removes_nothing():
     clock = FakeClock(start=100.0)
-    bucket = TokenBucket(capacity=4, rate=2, clock=clock)
+    bucket = TokenBucket(capacity=4, rate=2, clock=clock.reader)
     drain(bucket)
     clock.advance(0.5)
     assert bucket.available() == 1
@@ -170,7 +171,7 @@ def test_random_traffic_matches_exact_model(seed):
 
 def test_balance_and_wait_time_are_floats():
     clock = FakeClock()
-    bucket = TokenBucket(capacity=5, rate=1, clock=clock)
+    bucket = TokenBucket(capacity=5, rate=1, clock=clock.reader)
     values = [bucket.available(), bucket.wait_time()]
     bucket.try_acquire(5)
     values += [bucket.available(), bucket.wait_time(2)]
@@ -180,7 +181,7 @@ def test_balance_and_wait_time_are_floats():
 
 def test_fractional_requests():
     clock = FakeClock()
-    bucket = TokenBucket(capacity=2, rate=0.5, clock=clock)
+    bucket = TokenBucket(capacity=2, rate=0.5, clock=clock.reader)
     assert bucket.try_acquire(1.5) is True
     assert bucket.try_acquire(0.75) is False
     assert bucket.available() == 0.5
@@ -194,8 +195,8 @@ def test_fractional_requests():
 def test_small_capacities_work():
     """Any positive capacity is a bucket: one token, or half of one."""
     clock = FakeClock()
-    one = TokenBucket(capacity=1, rate=4, clock=clock)
-    half = TokenBucket(capacity=0.5, rate=1, clock=clock)
+    one = TokenBucket(capacity=1, rate=4, clock=clock.reader)
+    half = TokenBucket(capacity=0.5, rate=1, clock=clock.reader)
     assert one.try_acquire() is True and one.try_acquire() is False
     assert half.try_acquire(0.5) is True and half.try_acquire(0.25) is False
     with pytest.raises(ValueError):
@@ -207,7 +208,7 @@ def test_small_capacities_work():
 
 def test_wait_time_is_zero_whenever_the_balance_covers_the_request():
     clock = FakeClock(start=100.0)
-    bucket = TokenBucket(capacity=4, rate=2, clock=clock)
+    bucket = TokenBucket(capacity=4, rate=2, clock=clock.reader)
     assert bucket.try_acquire(3.5) is True
     assert bucket.wait_time(0.25) == 0.0, "a balance of 0.5 covers 0.25 now: never a negative wait"
     assert bucket.wait_time(0.5) == 0.0
@@ -218,7 +219,7 @@ def test_wait_time_is_zero_whenever_the_balance_covers_the_request():
 
 def test_invalid_requests_raise_and_take_nothing():
     clock = FakeClock()
-    bucket = TokenBucket(capacity=4, rate=2, clock=clock)
+    bucket = TokenBucket(capacity=4, rate=2, clock=clock.reader)
     assert bucket.try_acquire(1) is True
     for bad in (-1, -0.5, 0, 0.0, 4.000001, 1e9):
         with pytest.raises(ValueError):
@@ -234,7 +235,7 @@ def test_invalid_requests_raise_and_take_nothing():
 def test_wait_time_after_the_clock_stepped_back():
     """Behind the latest time seen, refilling waits for the clock to catch up first."""
     clock = FakeClock(start=100.0)
-    bucket = TokenBucket(capacity=4, rate=2, clock=clock)
+    bucket = TokenBucket(capacity=4, rate=2, clock=clock.reader)
     drain(bucket)
     clock.now = 90.0
     assert bucket.wait_time(1) == 10.5
@@ -252,7 +253,7 @@ def test_a_clock_that_moves_while_it_is_read_loses_no_time():
     the bucket's last refill used (one of those taken during the final available())."""
     clock = MovingClock(start=200.0, tick=0.125)
     rate = 2
-    bucket = TokenBucket(capacity=50, rate=rate, clock=clock)
+    bucket = TokenBucket(capacity=50, rate=rate, clock=clock.reader)
     assert drain(bucket) == 50
     t0 = clock.now
     clock.moving = True
@@ -302,7 +303,7 @@ def test_reading_the_balance_never_undoes_a_take():
 
 def test_limiter_keys_are_independent():
     clock = FakeClock()
-    limiter = RateLimiter(capacity=2, rate=1, clock=clock)
+    limiter = RateLimiter(capacity=2, rate=1, clock=clock.reader)
     assert [limiter.try_acquire("alice") for _ in range(3)] == [True, True, False]
     assert [limiter.try_acquire("bob") for _ in range(3)] == [True, True, False]
     clock.advance(1)
@@ -315,7 +316,7 @@ def test_limiter_creates_each_bucket_full_at_its_first_request():
     """A key first seen long after the limiter was made gets exactly a full bucket,
     and a refill that starts at its own first request."""
     clock = FakeClock(start=0.0)
-    limiter = RateLimiter(capacity=3, rate=0.5, clock=clock)
+    limiter = RateLimiter(capacity=3, rate=0.5, clock=clock.reader)
     assert limiter.try_acquire("early") is True
     clock.advance(500.0)
     assert [limiter.try_acquire("late") for _ in range(4)] == [True, True, True, False]
@@ -328,7 +329,7 @@ def test_limiter_creates_each_bucket_full_at_its_first_request():
 
 def test_limiter_requests_are_validated_like_the_bucket():
     clock = FakeClock()
-    limiter = RateLimiter(capacity=2, rate=1, clock=clock)
+    limiter = RateLimiter(capacity=2, rate=1, clock=clock.reader)
     for bad in (3, 0, -1, 2.0000001):
         with pytest.raises(ValueError):
             limiter.try_acquire("k", bad)
