@@ -26,5 +26,5 @@ python tools/check_cost.py
 python tools/check_calibration.py
 python tools/render_chart.py --check
 stage "pytest"
-pytest -q -p no:cacheprovider harness/tests $(ls -d tasks/*/tests 2>/dev/null)
+pytest -q -p no:cacheprovider --durations=25 harness/tests $(ls -d tasks/*/tests 2>/dev/null)
 stage ""
