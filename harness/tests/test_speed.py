@@ -553,6 +553,45 @@ def test_sb_speed_search_finds_the_exact_capacity_of_a_server_slowing_with_load(
     assert (tmp_path / doc["chart"]).read_bytes()[:4] == b"\x89PNG"
 
 
+def test_sb_speed_rate_search_finds_the_exact_capacity_of_a_server_queueing_with_the_rate(tmp_path):
+    # The server's time to first token is 10 ms + 20 ms per request/s it sees arriving (its own
+    # view, over its last 4 arrivals): a p50 bound of 220 ms holds up to exactly 10.5 requests/s.
+    # Walk from 4/s: 4, 8 held, 16 broke; bisect 12 broke, 10 held, 11 broke; 11 <= 10 x 1.1: done.
+    # Every probe is at least 0.5 requests/s (10 ms of TTFT) from the capacity. The lag bound is
+    # raised to 50 ms: on this shared 2-core machine a sender's p99 lag of 10-20 ms happens, and
+    # it would end the search as client-limited before the server's own limit is reached.
+    from sb.speed.scripted import ttft_at_rate
+    ttft_ms, per_rps_ms, true_capacity = 10, 20, 10.5
+    bound_s = ttft_at_rate(true_capacity, ttft_ms / 1e3, per_rps_ms / 1e3)
+    with scripted_server(ttft_ms=ttft_ms, itl_ms=2, ttft_ms_per_rps=per_rps_ms) as server:
+        result = _sb("speed", "--base-url", server.base_url, "--model", "m", "--max-tokens", "8",
+                     "--rate", "4", "--arrivals", "constant", "--requests-per-level", "16",
+                     "--slo", f"ttft:p50<={bound_s * 1e3:g}ms", "--slo-share", "0.5", "--search",
+                     "--search-resolution", "0.1", "--lag-bound-ms", "50", "--max-requests", "200",
+                     "--results", str(tmp_path), "--json")
+        truth = server.truth()
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    [search] = doc["search"]
+    measured = {lv["rate_rps"]: lv["slo"]["objectives"][0]["value"] for lv in doc["levels"]}
+    assert search["on"] == "rate" and search["stopped_by"] == "resolution" and search["exact"], measured
+    assert [p["value"] for p in search["probes"]] == [4, 8, 16, 12, 10, 11], measured
+    assert search["highest_held"] <= true_capacity < search["lowest_broken"], measured
+    assert doc["capacity"]["capacity_rate_rps"] == 10 and doc["capacity"]["next_level"] == 11, doc["capacity"]
+    assert doc["capacity"]["broke_first"].startswith("ttft:p50<=220ms")
+    assert search["requests_used"] == 6 * 16 and sorted(lv["probe"] for lv in doc["levels"]) == [1, 2, 3, 4, 5, 6]
+    for record in doc["requests"]:           # each request's TTFT is the scripted one for the rate the server saw
+        served = truth[record["id"]]
+        assert record["ttft_s"] == pytest.approx(_true_ttft(served), abs=TTFT_MAX_ERROR_S)
+    by_level = {}
+    for record in doc["requests"]:
+        by_level.setdefault(record["rate_rps"], []).append(truth[record["id"]]["arrival_rate_rps"])
+    for lv in doc["levels"]:                  # past its first 4 requests, the server saw the scheduled rate
+        seen = by_level[lv["rate_rps"]][4:]
+        assert figures.percentile(seen, 50) == pytest.approx(lv["rate_rps"], rel=0.02), (lv["rate_rps"], seen)
+    assert (tmp_path / doc["chart"]).read_bytes()[:4] == b"\x89PNG"
+
+
 def test_sb_speed_slo_table_says_what_broke_first(tmp_path):
     # per-token interval 2 ms + 2 ms per other stream: ITL about 2, 4, 8 ms at 1, 2, 4 streams
     with scripted_server(ttft_ms=5, itl_ms=2, itl_per_stream_ms=2) as server:
@@ -617,3 +656,81 @@ def test_open_loop_without_a_sender_process_keeps_the_schedule_in_the_event_loop
     assert max(r["send_lag_s"] for r in recs) < 0.05 and measurement.client_cpu[0]["sender_cpu_s"] == 0.0
     seen = [(truth[r["id"]]["read_ns"] - measurement.origin_ns) / 1e9 - r["scheduled_s"] for r in recs]
     assert figures.percentile([abs(s - r["send_lag_s"]) for s, r in zip(seen, recs)], 50) < 1e-3
+
+
+@pytest.fixture(scope="module")
+def self_signed(tmp_path_factory):
+    """A certificate for 127.0.0.1 and its key, made with `cryptography` (in the dev lock: the
+    SDKs' own TLS stack depends on it), so the test never depends on an openssl command."""
+    import datetime
+    import ipaddress
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    key_pair = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+                   .public_key(key_pair.public_key()).serial_number(x509.random_serial_number())
+                   .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+                   .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                                  critical=False)
+                   .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                   .sign(key_pair, hashes.SHA256()))
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key.write_bytes(key_pair.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert, key
+
+
+def test_tls_endpoint_is_measured_like_plain_http_closed_and_open_loop(self_signed, monkeypatch):
+    # A real HTTPS server (the scripted one, decrypting in memory so its stamps stay the kernel's),
+    # trusted through SSL_CERT_FILE as a user would trust a self-signed endpoint: the client's TLS
+    # path (decrypted in memory after each kernel-stamped read) and the open loop kept in the event
+    # loop (a TLS session cannot be lent to the sender process), held to the same stated errors as
+    # plain HTTP. Through asyncio's SSL transport (loop-stamped reads) the median TTFT error here was 17 ms.
+    cert, key = self_signed
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    with scripted_server(ttft_ms=20, itl_ms=5, tls_cert=cert, tls_key=key) as server:
+        assert server.base_url.startswith("https://")
+        closed = measure(Plan(server.base_url, "m", levels=(1, 4), max_tokens=64, requests_per_level=8))
+        opened = measure(Plan(server.base_url, "m", rates=(16.0,), max_tokens=64, requests_per_level=16))
+        truth = server.truth()
+    for measurement in (closed, opened):
+        recs = measurement.records
+        assert recs and all(r["flag"] is None for r in recs), [r["error"] for r in recs]
+        errors = [abs(r["ttft_s"] - _true_ttft(truth[r["id"]])) for r in recs]
+        assert figures.percentile(errors, 50) < TTFT_MEDIAN_ERROR_S and max(errors) < TTFT_MAX_ERROR_S, errors
+        for r in recs:
+            t = truth[r["id"]]
+            true_itl = (t["sent_ns"][-1] - t["sent_ns"][0]) / 1e9 / (t["tokens"] - 1)
+            assert r["itl_s"] == pytest.approx(true_itl, rel=RELATIVE_MAX_ERROR)
+    assert [c["concurrency"] for c in closed.client_cpu] == [1, 4]
+    assert opened.client_cpu[0]["sender_cpu_s"] == 0.0          # no sender process: the loop kept the schedule
+    seen = [(truth[r["id"]]["read_ns"] - opened.origin_ns) / 1e9 - r["scheduled_s"] for r in opened.records]
+    assert figures.percentile([abs(s - r["send_lag_s"]) for s, r in zip(seen, opened.records)], 50) < 1e-3
+
+
+def test_a_lone_stream_that_times_out_is_an_error_record_and_the_next_request_still_runs():
+    # One stream reads its response blocking on the socket (client.read_alone): its timeout must
+    # still end the request as an error, close the connection, and leave the level running.
+    with scripted_server(ttft_ms=2000, first_ttft_ms=5, itl_ms=1) as server:
+        measurement = measure(Plan(server.base_url, "m", levels=(1,), max_tokens=4, requests_per_level=2,
+                                   timeout_s=0.3))
+    assert measurement.warmup["flag"] is None
+    assert [r["flag"] for r in measurement.records] == ["error", "error"]
+    assert all(r["error"] == "no complete response in 0.3s" for r in measurement.records)
+    assert all(0.3 <= r["end_s"] - r["written_s"] < 0.6 for r in measurement.records)
+
+
+def test_an_untrusted_https_endpoint_is_refused_in_one_line(self_signed, tmp_path):
+    # The certificate is verified: a self-signed one nobody trusted (no SSL_CERT_FILE) stops the run.
+    cert, key = self_signed
+    with scripted_server(ttft_ms=5, itl_ms=1, tls_cert=cert, tls_key=key) as server:
+        result = _sb("speed", "--base-url", server.base_url, "--model", "m", "--concurrency", "1",
+                     "--max-tokens", "4", "--results", str(tmp_path))
+    assert result.returncode == 2 and result.stderr.startswith("sb: error: cannot reach https://"), result.stderr
+    assert "CERTIFICATE_VERIFY_FAILED" in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -2,9 +2,10 @@
 
 Why not a general HTTP library: the clock must start when the request is fully written
 (a library's own queueing would be charged to the server), and each read must be stamped
-with when it arrived, not when a busy client got round to it. Plain-HTTP reads go through
+with when it arrived, not when a busy client got round to it. Every read goes through
 recvmsg with the kernel's receive timestamp (SO_TIMESTAMPNS, converted to the
-`perf_counter_ns` clock); TLS reads are stamped on arrival in the event loop. The read
+`perf_counter_ns` clock); TLS is decrypted in memory (ssl.MemoryBIO) after that read, so an
+HTTPS endpoint's tokens carry the kernel's stamps too. The read
 callback only strips the chunked framing and splits server-sent events; JSON is parsed
 after the level ends, so one stream's parsing never delays another's timestamps.
 Connections are kept alive and reused across requests and levels.
@@ -41,6 +42,14 @@ class Endpoint:
     @property
     def host_header(self) -> str:
         return f"{self.host}:{self.port}"
+
+
+@dataclass
+class _Tls:
+    """A TLS client session over memory buffers: bytes read from the socket in, bytes to send out."""
+    session: ssl_module.SSLObject
+    incoming: ssl_module.MemoryBIO
+    outgoing: ssl_module.MemoryBIO
 
 
 @dataclass
@@ -153,40 +162,34 @@ class _ResponseParser:
         self.done.set_result(self.raw)
 
 
-class _Protocol(asyncio.Protocol):
-    def __init__(self):
-        self.transport = None
-        self.parser: _ResponseParser | None = None
-        self.lost = False
-
-    def connection_made(self, transport) -> None:
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        t = perf_counter_ns()
-        if self.parser is not None:
-            self.parser.feed(t, data)
-
-    def connection_lost(self, exc) -> None:
-        self.lost = True
-        if self.parser is not None:
-            self.parser.finish(perf_counter_ns(), f"connection closed: {exc or 'by the server'}")
-
-
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)     # Linux
+_SOL_SOCKET, _CMSG_SPACE = socket.SOL_SOCKET, socket.CMSG_SPACE(16)
+_timespec = struct.Struct("qq").unpack_from
+# Every read lands in this one buffer and is copied out at its length. recvmsg(262144) would
+# allocate 256 KiB per read, over malloc's mmap threshold: an mmap, page faults and a munmap
+# for each token, 60-70 us of CPU per read on the development VM, a third of one stream's cost.
+# One buffer serves every socket: reads run one at a time, on the event loop's thread.
+_READ_BUFFER = bytearray(262144)
+_READ_VIEW = memoryview(_READ_BUFFER)
+_READ_BUFFERS = [_READ_BUFFER]
 
 
 class _StampedSocket:
-    """Plain-HTTP reads through recvmsg, stamped with the kernel's receive time (SO_TIMESTAMPNS).
+    """Reads through recvmsg, stamped with the kernel's receive time (SO_TIMESTAMPNS).
 
     The stamp says when the bytes reached this machine's socket, not when this event loop got
     round to them, so with 32 busy streams one stream's parsing never delays another's
     timestamp. It plays both parts a `Connection` needs: protocol (parser, lost) and transport.
-    Where the kernel gives no stamp, the read is stamped on arrival in the loop, as `_Protocol` does.
+    Where the kernel gives no stamp, the read is stamped on arrival in the loop.
+
+    With `tls` (a session over memory buffers, already past its handshake) each read is
+    decrypted here: what a read completes carries that read's stamp. Before this, TLS went
+    through asyncio's own SSL transport, stamped when the loop got to it: against a local
+    HTTPS server on a busy machine that was a median TTFT error of 17 ms, against 0.1 ms plain.
     """
 
-    def __init__(self, sock: socket.socket):
-        self.sock, self.transport = sock, self
+    def __init__(self, sock: socket.socket, tls: _Tls | None = None):
+        self.sock, self.transport, self.tls = sock, self, tls
         self.parser: _ResponseParser | None = None
         self.early: list = []          # reads that came before the parser (a request another process wrote)
         self.lost = False
@@ -199,22 +202,89 @@ class _StampedSocket:
     def _readable(self) -> None:
         now = perf_counter_ns()
         try:
-            data, ancillary, _, _ = self.sock.recvmsg(262144, socket.CMSG_SPACE(16))
+            size, ancillary, _, _ = self.sock.recvmsg_into(_READ_BUFFERS, _CMSG_SPACE)
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:
             return self._lose(exc)
-        if not data:
+        if not size:
             return self._lose(None)
-        stamp = now
+        self._feed(self._stamp(now, ancillary), _READ_VIEW[:size].tobytes())
+
+    def _stamp(self, now: int, ancillary) -> int:
+        """The kernel's receive time of a read, on the `perf_counter_ns` clock; `now` where it gave none."""
         for level, kind, payload in ancillary:
-            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
-                seconds, nanoseconds = struct.unpack("qq", payload[:16])
-                stamp = min(now, seconds * 1_000_000_000 + nanoseconds - self.offset)
+            if level == _SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
+                seconds, nanoseconds = _timespec(payload)
+                return min(now, seconds * 1_000_000_000 + nanoseconds - self.offset)
+        return now
+
+    def _feed(self, stamp: int, data: bytes) -> None:
+        if self.tls is not None and not (data := self._decrypt(data)):
+            return
         if self.parser is not None:
             self.parser.feed(max(stamp, self.parser.raw.t_written_ns), data)
         else:
             self.early.append((stamp, data))
+
+    def read_alone(self, raw: RawResponse, deadline_ns: int) -> None:
+        """Read until `raw` has ended (or the deadline), blocking on the socket instead of the event loop.
+
+        Only for a request nothing else runs beside (a closed-loop level of one stream). There
+        every token is its own wakeup, and each wakeup's own work is what the client costs.
+        So this loop does the least per read (no epoll, no selector bookkeeping, no callback
+        dispatch, no parsing): it keeps each read with its kernel stamp and parses them
+        together once the chunked body's last chunk (`0 CRLF CRLF`) has come; a TLS read is
+        decrypted as it comes. Same stamps, same parser, so the same figures; on the busy
+        development VM, interleaved runs gave 0.10-0.11 ms CPU per token this way against
+        0.15-0.17 through the event loop, over a floor of 0.07 for a bare blocking read.
+        """
+        parser, sock = self.parser, self.sock
+        reads: list = []            # (time read, ancillary, data), not yet parsed
+        self.loop.remove_reader(sock)
+        try:
+            while not raw.done.done():
+                left = (deadline_ns - perf_counter_ns()) / 1e9
+                if left <= 0:
+                    return
+                sock.settimeout(left)
+                try:
+                    size, ancillary, _, _ = sock.recvmsg_into(_READ_BUFFERS, _CMSG_SPACE)
+                except TimeoutError:
+                    return
+                except OSError as exc:
+                    self._feed_reads(reads)
+                    return self._lose(exc)
+                if not size:
+                    self._feed_reads(reads)
+                    return self._lose(None)
+                data = _READ_VIEW[:size].tobytes()
+                reads.append((perf_counter_ns(), ancillary, data))
+                if parser.mode != "chunked" or self.tls is not None or data.endswith(b"0\r\n\r\n"):
+                    self._feed_reads(reads)
+        finally:
+            self._feed_reads(reads)
+            if not self.lost:
+                sock.setblocking(False)
+                self.loop.add_reader(sock, self._readable)
+
+    def _decrypt(self, data: bytes) -> bytes:
+        """What the TLS records completed by this read hold (empty: none complete yet); b"" also after close_notify."""
+        self.tls.incoming.write(data)
+        plain = []
+        while True:
+            try:
+                plain.append(self.tls.session.read(262144))
+            except (ssl_module.SSLWantReadError, ssl_module.SSLZeroReturnError):
+                return b"".join(plain)
+            except ssl_module.SSLError as exc:         # a corrupt record: the connection is done
+                self._lose(exc)
+                return b""
+
+    def _feed_reads(self, reads: list) -> None:
+        for now, ancillary, data in reads:
+            self._feed(self._stamp(now, ancillary), data)
+        reads.clear()
 
     def _lose(self, exc) -> None:
         self.close()
@@ -229,6 +299,9 @@ class _StampedSocket:
     def send_now(self, data: bytes):
         """Send without touching the event loop; an OSError, or None."""
         self.offset = time.time_ns() - perf_counter_ns()
+        if self.tls is not None:
+            self.tls.session.write(data)
+            data = self.tls.outgoing.read()
         sent = 0
         try:
             sent = self.sock.send(data)
@@ -259,7 +332,7 @@ class _StampedSocket:
 class Connection:
     """One keep-alive connection; requests on it are strictly one after another."""
 
-    def __init__(self, protocol: _Protocol):
+    def __init__(self, protocol: _StampedSocket):
         self.protocol = protocol
         self.used = False
 
@@ -272,9 +345,13 @@ class Connection:
             self.protocol.transport.close()
         self.protocol.lost = True
 
-    async def send(self, request: bytes, timeout_s: float) -> RawResponse:
-        """Write the prepared request and wait for the whole response."""
-        return await self.complete(self.begin(request), timeout_s)
+    async def send(self, request: bytes, timeout_s: float, alone: bool = False) -> RawResponse:
+        """Write the prepared request and wait for the whole response; `alone`: see `_StampedSocket.read_alone`."""
+        raw = self.begin(request)
+        read = alone and self.protocol.parser is not None
+        if read:
+            self.protocol.read_alone(raw, perf_counter_ns() + round(timeout_s * 1e9))
+        return await self.complete(raw, timeout_s, waited=read)
 
     def begin(self, request: bytes) -> RawResponse:
         """Write the prepared request now, synchronously; the clock starts once the kernel has all of it.
@@ -300,7 +377,7 @@ class Connection:
     @property
     def lendable(self) -> bool:
         """Plain-HTTP connections can be written by another process; a TLS session belongs to this one."""
-        return isinstance(self.protocol, _StampedSocket)
+        return self.protocol.tls is None
 
     def fileno(self) -> int:
         return self.protocol.sock.fileno()
@@ -319,8 +396,8 @@ class Connection:
         if self.protocol.lost and not raw.done.done():
             parser.finish(perf_counter_ns(), "connection closed: by the server")
 
-    async def complete(self, raw: RawResponse, timeout_s: float) -> RawResponse:
-        """Wait for the response `begin` asked for; close the connection if it cannot be reused."""
+    async def complete(self, raw: RawResponse, timeout_s: float, waited: bool = False) -> RawResponse:
+        """Wait for the response `begin` asked for (`waited`: already waited for); close the connection if it cannot be reused."""
         if self.protocol.parser is None or self.protocol.parser.raw is not raw:
             if raw.error:                                # begin found the connection closed, or the send failed
                 self.close()
@@ -330,7 +407,7 @@ class Connection:
             await asyncio.sleep(0)
             raw.t_written_ns = perf_counter_ns()
         try:
-            await asyncio.wait_for(raw.done, timeout_s)
+            await asyncio.wait_for(raw.done, 0 if waited else timeout_s)
         except asyncio.TimeoutError:
             raw.error, raw.t_end_ns, raw.keep_alive = f"no complete response in {timeout_s:g}s", perf_counter_ns(), False
         self.protocol.parser = None
@@ -356,6 +433,24 @@ async def _connect_plain(loop, host: str, port: int) -> socket.socket:
     raise error or OSError(f"cannot resolve {host}")
 
 
+async def _handshake(loop, sock: socket.socket, context, host: str) -> _Tls:
+    """A TLS client session over memory buffers, its handshake done on `sock`; certificate and host verified."""
+    incoming, outgoing = ssl_module.MemoryBIO(), ssl_module.MemoryBIO()
+    tls = _Tls(context.wrap_bio(incoming, outgoing, server_hostname=host), incoming, outgoing)
+    while True:
+        try:
+            tls.session.do_handshake()
+        except ssl_module.SSLWantReadError:
+            await loop.sock_sendall(sock, tls.outgoing.read())
+            data = await loop.sock_recv(sock, 65536)
+            if not data:
+                raise ConnectionResetError("the server closed the connection during the TLS handshake")
+            tls.incoming.write(data)
+            continue
+        await loop.sock_sendall(sock, tls.outgoing.read())
+        return tls
+
+
 class Pool:
     """Idle keep-alive connections to one endpoint, opened ahead of a level so no level pays a connect."""
 
@@ -366,11 +461,13 @@ class Pool:
 
     async def _open(self) -> Connection:
         loop = asyncio.get_running_loop()
-        if self.ssl is None:
-            sock = await _connect_plain(loop, self.endpoint.host, self.endpoint.port)
-            return Connection(_StampedSocket(sock))
-        _, protocol = await loop.create_connection(_Protocol, self.endpoint.host, self.endpoint.port, ssl=self.ssl)
-        return Connection(protocol)
+        sock = await _connect_plain(loop, self.endpoint.host, self.endpoint.port)
+        try:
+            tls = None if self.ssl is None else await _handshake(loop, sock, self.ssl, self.endpoint.host)
+        except BaseException:
+            sock.close()
+            raise
+        return Connection(_StampedSocket(sock, tls))
 
     async def open(self, n: int) -> list:
         """`n` new connections, opened side by side."""
@@ -410,13 +507,17 @@ class Pool:
         self.idle = []
 
 
-async def send_one(pool: Pool, request: bytes, timeout_s: float) -> RawResponse:
-    """One request; sent again once, on a new connection, if a reused one was closed before any reply byte."""
+async def send_one(pool: Pool, request: bytes, timeout_s: float, alone: bool = False) -> RawResponse:
+    """One request; sent again once, on a new connection, if a reused one was closed before any reply byte.
+
+    `alone`: nothing else runs on the event loop meanwhile, so the response may be read
+    blocking (`_StampedSocket.read_alone`).
+    """
     conn, reused = await pool.acquire()
-    raw = await conn.send(request, timeout_s)
+    raw = await conn.send(request, timeout_s, alone)
     pool.release(conn)
     if closed_before_reply(raw, reused):
-        return await send_one(pool, request, timeout_s)
+        return await send_one(pool, request, timeout_s, alone)
     return raw
 
 

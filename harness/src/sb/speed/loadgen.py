@@ -235,13 +235,16 @@ class Session:
 
 
 async def _closed_level(pool: Pool, requests: list, timeout_s: float, concurrency: int) -> list:
-    """N streams, each sending its next request as soon as its last ended. JSON is parsed after the level."""
+    """N streams, each sending its next request as soon as its last ended. JSON is parsed after the level.
+
+    One stream reads its responses blocking (`send_one(alone=True)`): nothing else is on the loop.
+    """
     remaining = iter(requests)
     raws: list = []
 
     async def stream() -> None:
         for request in remaining:
-            raws.append(await send_one(pool, request, timeout_s))
+            raws.append(await send_one(pool, request, timeout_s, alone=concurrency == 1))
 
     await asyncio.gather(*(stream() for _ in range(concurrency)))
     return raws

@@ -6,7 +6,8 @@ tokens on an absolute schedule (time to first token, then one token every inter-
 interval), then the usage report and `[DONE]`. Modes: a time to first token that grows
 with the prompt (`--prefill-ms-per-token`, prompt tokens counted one per word plus a fixed
 template, see `prompt_tokens`), a per-stream speed that is a known function of load
-(`--itl-per-stream-ms`, see `per_stream_tokens_per_s`), late first tokens for chosen
+(`--itl-per-stream-ms`, see `per_stream_tokens_per_s`), a time to first token that grows
+with the arrival rate the server sees (`--ttft-ms-per-rps`, see `ttft_at_rate`), late first tokens for chosen
 requests (`--slow`), a wrong prompt count in the usage report (`--miscount`). A
 non-streamed request gets one token and its usage report (the client's prompt-size probe). It stamps, with the same system-wide
 monotonic clock the client uses (`perf_counter_ns`, CLOCK_MONOTONIC on Linux), when each
@@ -26,6 +27,7 @@ import asyncio
 import contextlib
 import json
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -48,6 +50,8 @@ class Script:
     slow: frozenset = frozenset()          # request numbers whose first token comes after slow_ttft_s instead
     slow_ttft_s: float = 0.0
     miscount: frozenset = frozenset()      # request numbers whose usage reports twice the prompt tokens
+    ttft_per_rps_s: float = 0.0            # added to the time to first token per request/s of arrival rate
+    arrived: list = field(default_factory=list)   # the last RATE_WINDOW streamed requests' arrival stamps
     truth: dict = field(default_factory=dict)
     served: int = 0
     active: int = 0
@@ -126,6 +130,48 @@ class _Conn:
                 self.sock.setblocking(False)
 
 
+class _TlsConn(_Conn):
+    """TLS (`--tls-cert`) over the same stamped reads: records are decrypted in memory (ssl.MemoryBIO).
+
+    So a request's arrival is still the kernel's stamp of the read that completed it, and the
+    client's TLS path is measured against the same truth as its plain one.
+    """
+
+    def __init__(self, sock: socket.socket, realtime_offset_ns: int, context: ssl.SSLContext):
+        super().__init__(sock, realtime_offset_ns)
+        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = context.wrap_bio(self.incoming, self.outgoing, server_side=True)
+        self.handshaken = False
+        self.stamp = 0
+
+    async def recv(self) -> tuple:
+        while True:
+            try:
+                if not self.handshaken:
+                    self.tls.do_handshake()
+                    self.handshaken = True
+                data = self.tls.read(65536)
+                self._flush()
+                return data, self.stamp
+            except ssl.SSLWantReadError:
+                self._flush()
+            except ssl.SSLZeroReturnError:
+                return b"", self.stamp
+            raw, self.stamp = await super().recv()
+            if not raw:
+                return b"", self.stamp
+            self.incoming.write(raw)
+
+    def write(self, data: bytes) -> None:
+        self.tls.write(data)
+        self._flush()
+
+    def _flush(self) -> None:
+        out = self.outgoing.read()
+        if out:
+            super().write(out)
+
+
 TEMPLATE_TOKENS = 6      # the scripted "chat template": tokens added to every prompt
 
 
@@ -143,12 +189,34 @@ def per_stream_tokens_per_s(streams: int, tokens: int, ttft_s: float, itl_s: flo
     return tokens / (ttft_s + (tokens - 1) * (itl_s + itl_per_stream_s * (streams - 1)))
 
 
-def _time_to_first_token(script: Script, number: int, prompt: int) -> float:
+RATE_WINDOW = 4         # arrivals the rate mode's rate is measured over
+
+
+def ttft_at_rate(rate_rps: float, ttft_s: float, ttft_per_rps_s: float) -> float:
+    """The truth of the rate mode: the time to first token of a request arriving at `rate_rps`.
+
+    The rate is the server's own view: RATE_WINDOW arrivals over the time they spanned,
+    this request's included (`arrival_rate`). Under constant arrivals that is the schedule's
+    rate give or take the sends' jitter, so the highest rate whose TTFT meets a bound B is
+    exactly (B - ttft) / ttft_per_rps: a capacity the search can be checked against.
+    """
+    return ttft_s + ttft_per_rps_s * rate_rps
+
+
+def arrival_rate(arrived: list, t_read: int) -> float:
+    """Requests/s over the last RATE_WINDOW arrivals before `t_read` and this one; 0 for the first."""
+    earlier = arrived[-RATE_WINDOW:]
+    if not earlier or t_read <= earlier[0]:
+        return 0.0
+    return len(earlier) / ((t_read - earlier[0]) / 1e9)
+
+
+def _time_to_first_token(script: Script, number: int, prompt: int, rate_rps: float) -> float:
     if number == 0 and script.first_ttft_s is not None:
         base = script.first_ttft_s
     else:
         base = script.slow_ttft_s if number in script.slow else script.ttft_s
-    return base + script.prefill_per_token_s * prompt
+    return ttft_at_rate(rate_rps, base, script.ttft_per_rps_s) + script.prefill_per_token_s * prompt
 
 
 def _probe_response(script: Script, body: dict) -> bytes:
@@ -167,11 +235,13 @@ async def _stream(script: Script, conn: _Conn, body: dict, t_read: int) -> None:
     max_tokens = int(body.get("max_tokens") or 16)
     tokens = max_tokens - 1 if number in script.short else max_tokens
     prompt = prompt_tokens(body)
-    ttft = _time_to_first_token(script, number, prompt)
+    rate = arrival_rate(script.arrived, t_read)
+    script.arrived = script.arrived[-RATE_WINDOW + 1:] + [t_read]
+    ttft = _time_to_first_token(script, number, prompt, rate)
     head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
     conn.write(head + _event(_delta(rid, script.model, {"role": "assistant", "content": ""})))
     truth = {"id": rid, "number": number, "read_ns": t_read, "role_ns": perf_counter_ns(), "sent_ns": [],
-             "tokens": tokens, "prompt_tokens": prompt, "ttft_scripted_s": ttft}
+             "tokens": tokens, "prompt_tokens": prompt, "ttft_scripted_s": ttft, "arrival_rate_rps": rate}
     script.truth[rid] = truth
     token = _event(_delta(rid, script.model, {"content": "tok "}))
     deadline = t_read + round(ttft * 1e9)
@@ -238,7 +308,7 @@ async def _serve_connection(script: Script, conn: _Conn) -> None:
         conn.sock.close()
 
 
-async def serve(script: Script, port: int, lifetime_s: float) -> None:
+async def serve(script: Script, port: int, lifetime_s: float, tls: ssl.SSLContext | None = None) -> None:
     loop = asyncio.get_running_loop()
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -256,7 +326,8 @@ async def serve(script: Script, port: int, lifetime_s: float) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with contextlib.suppress(OSError):       # not Linux: arrival stamped in the loop
                 sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-            task = asyncio.create_task(_serve_connection(script, _Conn(sock, offset)))
+            conn = _Conn(sock, offset) if tls is None else _TlsConn(sock, offset, tls)
+            task = asyncio.create_task(_serve_connection(script, conn))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
 
@@ -288,52 +359,67 @@ def main(argv=None) -> None:
     parser.add_argument("--slow", default="", help="comma-separated request numbers whose first token is late")
     parser.add_argument("--slow-ttft-ms", type=float, default=0.0)
     parser.add_argument("--miscount", default="", help="comma-separated request numbers reporting twice the prompt tokens")
+    parser.add_argument("--ttft-ms-per-rps", type=float, default=0.0,
+                        help="added to the time to first token per request/s of arrival rate (a server that queues)")
+    parser.add_argument("--tls-cert", default=None, help="serve HTTPS with this certificate (PEM) ...")
+    parser.add_argument("--tls-key", default=None, help="... and this private key (PEM)")
     parser.add_argument("--lifetime-s", type=float, default=900.0)
     args = parser.parse_args(argv)
+    tls = None
+    if args.tls_cert:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(args.tls_cert, args.tls_key)
     script = Script(ttft_s=args.ttft_ms / 1e3, itl_s=args.itl_ms / 1e3,
                     first_ttft_s=None if args.first_ttft_ms is None else args.first_ttft_ms / 1e3,
                     short=_numbers(args.short),
                     usage=not args.no_usage, model=args.model, itl_per_stream_s=args.itl_per_stream_ms / 1e3,
                     prefill_per_token_s=args.prefill_ms_per_token / 1e3, slow=_numbers(args.slow),
-                    slow_ttft_s=args.slow_ttft_ms / 1e3, miscount=_numbers(args.miscount))
-    asyncio.run(serve(script, args.port, args.lifetime_s))
+                    slow_ttft_s=args.slow_ttft_ms / 1e3, miscount=_numbers(args.miscount),
+                    ttft_per_rps_s=args.ttft_ms_per_rps / 1e3)
+    asyncio.run(serve(script, args.port, args.lifetime_s, tls))
 
 
 @dataclass
 class ScriptedServer:
     port: int
+    tls_cert: str | None = None          # HTTPS, trusting this certificate for /truth
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{'https' if self.tls_cert else 'http'}://127.0.0.1:{self.port}/v1"
 
     def truth(self) -> dict:
         """The server's own stamps, by response id."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/truth", timeout=30) as response:
+        context = ssl.create_default_context(cafile=self.tls_cert) if self.tls_cert else None
+        url = f"{self.base_url.rsplit('/', 1)[0]}/truth"
+        with urllib.request.urlopen(url, timeout=30, context=context) as response:
             return {t["id"]: t for t in json.load(response)}
 
 
 @contextlib.contextmanager
 def scripted_server(ttft_ms=50.0, itl_ms=5.0, first_ttft_ms=None, short=(), usage=True, model="scripted-model",
                     itl_per_stream_ms=0.0, lifetime_s=900.0, prefill_ms_per_token=0.0, slow=(), slow_ttft_ms=0.0,
-                    miscount=()):
+                    miscount=(), ttft_ms_per_rps=0.0, tls_cert=None, tls_key=None):
     """Start the scripted server in its own process on a free loopback port; stop it at the end."""
     def numbers(values) -> str:
         return ",".join(str(n) for n in values)
     args = [sys.executable, "-m", "sb.speed.scripted", "--ttft-ms", str(ttft_ms), "--itl-ms", str(itl_ms),
             "--short", numbers(short), "--model", model, "--lifetime-s", str(lifetime_s),
             "--itl-per-stream-ms", str(itl_per_stream_ms), "--prefill-ms-per-token", str(prefill_ms_per_token),
-            "--slow", numbers(slow), "--slow-ttft-ms", str(slow_ttft_ms), "--miscount", numbers(miscount)]
+            "--slow", numbers(slow), "--slow-ttft-ms", str(slow_ttft_ms), "--miscount", numbers(miscount),
+            "--ttft-ms-per-rps", str(ttft_ms_per_rps)]
     if first_ttft_ms is not None:
         args += ["--first-ttft-ms", str(first_ttft_ms)]
     if not usage:
         args.append("--no-usage")
+    if tls_cert:
+        args += ["--tls-cert", str(tls_cert), "--tls-key", str(tls_key)]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
     try:
         line = process.stdout.readline()
         if not line.startswith("listening "):
             raise RuntimeError(f"scripted server did not start (exit {process.poll()})")
-        yield ScriptedServer(int(line.split()[1]))
+        yield ScriptedServer(int(line.split()[1]), str(tls_cert) if tls_cert else None)
     finally:
         process.terminate()
         try:
