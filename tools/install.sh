@@ -11,13 +11,31 @@
 # --dev adds what the project's own tests need: nix-bin (flake checks), chromium (the HTML
 # leaderboard test), the SDKs, ray, inspect-ai and integrations/*, and llama-cpp-python (a real inference server, compiled once
 # from its hashed sdist with the hashed build tools of locks/build.txt; uv caches the wheel).
+# The lock is the machine's (uname -s, uname -m): on x86_64 Linux the tier's (locks/laptop.txt,
+# locks/dev.txt); on macOS arm64 locks/laptop-macos-arm64.txt, on aarch64 Linux
+# locks/laptop-linux-aarch64.txt (the laptop tier only); SB_TIER=cuda on x86_64 Linux:
+# locks/cuda.txt (PyPI's CUDA torch). --which-lock prints the lock it would use, and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dev=0
-[ "${1:-}" = "--dev" ] && dev=1
+dev=0 which_lock=0
+for arg in "$@"; do
+  case $arg in --dev) dev=1 ;; --which-lock) which_lock=1 ;; esac
+done
 tier=laptop
 [ $dev = 1 ] && tier=dev
 VENV=${VENV:-.venv}
+
+machine="$(uname -s) $(uname -m)"
+case "${SB_TIER:-laptop} $tier $machine" in
+  "laptop $tier Linux x86_64") lock="locks/$tier.txt" ;;
+  "laptop laptop Darwin arm64") lock=locks/laptop-macos-arm64.txt ;;
+  "laptop laptop Linux aarch64") lock=locks/laptop-linux-aarch64.txt ;;
+  "cuda laptop Linux x86_64") lock=locks/cuda.txt ;;
+  *) echo "install: no lock for the ${SB_TIER:-$tier} tier$([ $dev = 1 ] && [ -n "${SB_TIER:-}" ] && echo ' with --dev')" \
+          "on $machine: locks/ has laptop, dev and cuda (SB_TIER=cuda) for Linux x86_64, laptop for Darwin arm64 and Linux aarch64" >&2
+     exit 1 ;;
+esac
+[ $which_lock = 0 ] || { echo "$lock"; exit 0; }
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && [ -z "${SB_INSTALL_NO_APT:-}" ]; then
   missing=()
@@ -43,7 +61,6 @@ if [ ! -x "$VENV/bin/python" ]; then
   if [ $host_pip = 1 ]; then "$PYTHON" -m venv --without-pip "$VENV"; else "$PYTHON" -m venv "$VENV"; fi
 fi
 py="$VENV/bin/python"
-lock="locks/$tier.txt"
 "$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' \
   || { echo "install: the lock is for CPython 3.11 and $VENV has $("$py" -V 2>&1): remove it, and set PYTHON=python3.11"; exit 1; }
 
@@ -64,6 +81,9 @@ uv="$VENV/bin/uv"
 
 source tools/uv_sources.sh
 sb_uv_sources
+# A platform lock's torch is PyPI's 2.13.0, which the find-links source's 2.13.0+cpu would satisfy
+# too: the index alone (--index-url URL, which tools/uv_sources.sh puts first), as tools/lock.sh.
+[ "$lock" = "locks/$tier.txt" ] || UV_SOURCES=("${UV_SOURCES[@]:0:2}")
 # Wheels only (matplotlib's official wheel matters most: the committed chart is byte-checked,
 # and a source build links another FreeType), except the packages the lock records as having
 # none (sb-lock-sdists), which are built with the hashed tools of locks/build.txt. LLAVA is
