@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import signal
 import threading
 
 import pytest
@@ -221,8 +222,14 @@ def test_an_interrupt_while_a_sandbox_starts_leaves_no_process(fixture_task, pla
     monkeypatch.setattr("sb.sandbox.base.subprocess.Popen", Interrupted)
     from sb.grading import grade
     assert threading.current_thread() is threading.main_thread()
-    with pytest.raises(KeyboardInterrupt):
-        grade(fixture_task, GOOD, plain_sandbox)
+    # Python's own Ctrl-C handler, whatever this process inherited: started in the background
+    # by a shell without job control, SIGINT arrives ignored and interrupt_main() does nothing.
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            grade(fixture_task, GOOD, plain_sandbox)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     assert started and all(p.poll() is not None for p in started)
     for proc in started:
         with pytest.raises(ProcessLookupError):
