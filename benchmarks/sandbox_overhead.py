@@ -49,13 +49,33 @@ def _layout(root: Path, task) -> dict:
     return layout
 
 
+# Bare pytest has no worker to load a probe into: this plugin loads each probe module in
+# the test process itself (what the single-process runner did), before any test imports it.
+LOCAL_PROBES = """
+import importlib.util, os
+import sb.judge
+TESTS = os.environ["SB_BENCH_TESTS"]
+_loaded = {}
+def _local_probe(filename):
+    if filename not in _loaded:
+        spec = importlib.util.spec_from_file_location(os.path.splitext(filename)[0], os.path.join(TESTS, filename))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _loaded[filename] = module
+    return _loaded[filename]
+sb.judge.probe = _local_probe
+"""
+
+
 def bare_pytest(task) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         layout = _layout(Path(tmp), task)
-        env = {**os.environ, **PINNED_ENV, "PYTHONPATH": str(layout["solution"])}
+        (layout["harness"] / "sb_bench_local_probes.py").write_text(LOCAL_PROBES)
+        env = {**os.environ, **PINNED_ENV, "SB_BENCH_TESTS": str(layout["hidden_tests"]),
+               "PYTHONPATH": os.pathsep.join([str(layout["solution"]), str(layout["harness"])])}
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(layout["hidden_tests"])],
-                              cwd=layout["solution"], env=env, capture_output=True)
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "sb_bench_local_probes",
+                               str(layout["hidden_tests"])], cwd=layout["solution"], env=env, capture_output=True)
         elapsed = time.perf_counter() - start
     assert done.returncode == 0, done.stdout.decode()[-2000:]
     return elapsed
@@ -81,7 +101,8 @@ def single_process(task, runner: bytes) -> float:
         elapsed = time.perf_counter() - start
         record = reader.finish()
     outcomes = record.test_outcomes()
-    assert record.ended and outcomes and all(v == "passed" for v in outcomes.values()), "old runner did not pass"
+    if not (record.ended and outcomes and all(v == "passed" for v in outcomes.values())):
+        return None  # today's hidden tests use sb.judge (probes, facades), which the old runner lacks
     return elapsed
 
 
@@ -109,8 +130,14 @@ def main() -> None:
             timings["bare"].append(bare_pytest(task))
             timings["one"].append(single_process(task, runner))
             timings["two"].append(two_processes(task, expected))
-        bare, one, two = (statistics.median(timings[k]) for k in ("bare", "one", "two"))
+        bare, two = statistics.median(timings["bare"]), statistics.median(timings["two"])
+        if None in timings["one"]:
+            print(f"{slug:30} {bare:12.3f} {'n/a':>10} {two:12.3f} {'n/a':>9} {two - bare:+10.3f}")
+            continue
+        one = statistics.median(timings["one"])
         print(f"{slug:30} {bare:12.3f} {one:10.3f} {two:12.3f} {two - one:+9.3f} {two - bare:+10.3f}")
+    print("n/a: the single-process runner of a614a88 cannot run hidden tests that use sb.judge; bare pytest"
+          " loads their probes in its own process")
 
 
 if __name__ == "__main__":
