@@ -379,26 +379,23 @@ def describe_exception(exc, judged=False):
     (`judged`: an exception a judge-side object raised into the solution's call) never a
     traceback, whose lines are hidden tests' source, and never an assertion's message,
     which pytest fills with the values compared."""
+    if judged and isinstance(exc, AssertionError):
+        return {**_class_names(AssertionError), "message": JUDGE_ASSERTION, "args": [JUDGE_ASSERTION], "traceback": ""}
     try:
         message = str(exc)
     except Exception:
         message = "<unprintable message>"
-    if judged:
-        if isinstance(exc, AssertionError):
-            return {**_class_names(AssertionError), "message": JUDGE_ASSERTION, "args": [JUDGE_ASSERTION],
-                    "traceback": ""}
-        return {**_class_names(type(exc)), "message": _clip(message), "args": _plain_args(exc), "traceback": ""}
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.endswith("_wire.py")][-6:]
-    tb = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(exc), exc))
-    return {**_class_names(type(exc)), "message": _clip(message), "args": _plain_args(exc), "traceback": _clip(tb, 3000)}
-
-
-def _plain_args(exc) -> list:
     args = []
     for arg in getattr(exc, "args", ())[:4]:
         if isinstance(arg, (str, int, float, bool)) or arg is None:
             args.append(arg if not isinstance(arg, str) else _clip(arg))
-    return args
+    tb = "" if judged else _last_frames(exc)
+    return {**_class_names(type(exc)), "message": _clip(message), "args": args, "traceback": _clip(tb, 3000)}
+
+
+def _last_frames(exc) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.endswith("_wire.py")][-6:]
+    return "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(exc), exc))
 
 
 _made_classes = {}
