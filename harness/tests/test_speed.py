@@ -726,6 +726,34 @@ def test_a_lone_stream_that_times_out_is_an_error_record_and_the_next_request_st
     assert all(0.3 <= r["end_s"] - r["written_s"] < 0.6 for r in measurement.records)
 
 
+def test_a_lone_stream_keeps_its_deadline_in_the_kernel_or_else_in_python():
+    # read_alone's deadline is SO_RCVTIMEO, re-armed only every _REARM_NS (not a poll per read);
+    # where the kernel refuses the option, Python's socket timeout keeps the same deadline.
+    import socket
+    import time
+    from sb.speed import client
+
+    class Refusing(socket.socket):
+        def setsockopt(self, *args):
+            raise OSError("not here")
+
+    for make in (socket.socket, Refusing):
+        left, right = socket.socketpair()
+        sock = make(fileno=left.detach())
+        timeout = client._ReceiveTimeout(sock, time.perf_counter_ns() + 200_000_000)
+        start = time.perf_counter()
+        assert timeout.arm() and timeout.kernel is (make is socket.socket)
+        with pytest.raises((BlockingIOError, TimeoutError)):
+            sock.recv(1)                    # nothing comes: the armed timeout ends the read
+        waited = time.perf_counter() - start
+        # 0.2 s is the deadline; a read may outlive it by _REARM_NS (0.1 s) at most, and a
+        # busy machine's scheduler adds a little more before this thread runs again.
+        assert 0.19 <= waited < 0.2 + client._REARM_NS / 1e9 + 0.1, waited
+        time.sleep(0.01)
+        assert not timeout.arm()            # the deadline has passed
+        sock.close(), right.close()
+
+
 def test_an_untrusted_https_endpoint_is_refused_in_one_line(self_signed, tmp_path):
     # The certificate is verified: a self-signed one nobody trusted (no SSL_CERT_FILE) stops the run.
     cert, key = self_signed
