@@ -34,6 +34,24 @@ def test_every_cli_command_has_a_doc_section():
         assert re.search(rf"^## `sb {name}`", text, re.M), f"docs/cli.md has no section for sb {name}"
 
 
+def test_every_cli_option_is_documented():
+    """Each long option of each command is named in its docs/cli.md section, or in the page
+    that section sends the reader to (`See [speed.md](speed.md)`)."""
+    import click
+    text = (DOCS / "cli.md").read_text()
+    sections = {m.group(1): m.group(2) for m in
+                re.finditer(r"^## `sb ([a-z-]+)`\n(.*?)(?=^## |\Z)", text, re.M | re.S)}
+    missing = []
+    for name, command in cli.commands.items():
+        section = sections.get(name, "")
+        pages = [section] + [(DOCS / page).read_text() for page in re.findall(r"See \[[^]]+\]\(([a-z-]+\.md)\)", section)]
+        for param in command.params:
+            for opt in param.opts if isinstance(param, click.Option) else ():
+                if opt.startswith("--") and opt != "--help" and not any(opt in page for page in pages):
+                    missing.append(f"sb {name} {opt}")
+    assert not missing, f"not in docs/cli.md (or the page its section links to): {missing}"
+
+
 def test_public_surface_is_exactly_all():
     public = {name for name in vars(sb) if not name.startswith("_")}
     modules = {name for name in public if inspect.ismodule(getattr(sb, name))}
