@@ -124,3 +124,33 @@ def test_the_openai_provider_against_a_scripted_server(regex, tmp_path, monkeypa
         schema = request.body["response_format"]["json_schema"]
         assert schema["strict"] is True and schema["schema"] == sb.reply_schema(regex)
     assert json.dumps(log.samples[0].model_usage["openai/gpt-4o-mini"].input_tokens) == "120"
+
+
+def test_gradings_run_at_most_one_per_core_at_once():
+    # The scorer grades on threads through one named Inspect concurrency slot sized to the
+    # cores: cores + 2 gradings started together never overlap more than the cores.
+    import os
+    import threading
+    import time
+
+    import anyio
+    from sb_inspect.scoring import in_grading_slot
+
+    cores = os.cpu_count() or 1
+    lock, running, seen = threading.Lock(), [0], [0]
+
+    def grading():
+        with lock:
+            running[0] += 1
+            seen[0] = max(seen[0], running[0])
+        time.sleep(0.2)
+        with lock:
+            running[0] -= 1
+
+    async def all_at_once():
+        async with anyio.create_task_group() as group:
+            for _ in range(cores + 2):
+                group.start_soon(in_grading_slot, grading)
+
+    anyio.run(all_at_once)
+    assert seen[0] == cores
