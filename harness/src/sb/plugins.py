@@ -106,6 +106,22 @@ class Registry:
         self.sources[name] = source
 
 
+def choose(pm: pluggy.PluginManager | None, hook_name: str, kind: str, name: str | None, default: str,
+           label: str | None = None, hint: str = ""):
+    """The registered class called `name` (or `default`) of a kind whose classes say why
+    they cannot run (`unavailable_reason()`: sandboxes, executors), or the one-line SbError
+    a user sees for an unknown or unusable one: `label` is what the user called it (the
+    option's word, e.g. isolation), `hint` is added to the second."""
+    classes = collect(pm or load_plugins(), hook_name, kind, lambda cls: cls.name).items
+    label, chosen = label or kind, name or default
+    if chosen not in classes:
+        raise SbError(f"unknown {label} {chosen!r}; choose one of: {', '.join(sorted(classes))}")
+    reason = classes[chosen].unavailable_reason()
+    if reason:
+        raise SbError(f"{label} {chosen!r} cannot run here: {reason}{hint}")
+    return classes[chosen]
+
+
 def collect(pm: pluggy.PluginManager, hook_name: str, kind: str, name_of, check=None) -> Registry:
     """Call one register_* hook plugin by plugin, so each registration knows its source. A
     plugin whose hook raises (a malformed task package) is set aside in `broken_plugins`

@@ -257,11 +257,5 @@ def available_executors(pm=None) -> dict:
 
 def choose_executor(name: str | None, pm=None, jobs: int = 1, address: str | None = None) -> Executor:
     """The executor named (default: local), refusing with a one-line reason if unusable."""
-    executors = available_executors(pm)
-    chosen = name or "local"
-    if chosen not in executors:
-        raise SbError(f"unknown executor {chosen!r}; choose one of: {', '.join(sorted(executors))}")
-    reason = executors[chosen].unavailable_reason()
-    if reason:
-        raise SbError(f"executor {chosen!r} cannot run here: {reason}")
-    return executors[chosen](jobs=jobs, address=address)
+    from sb.plugins import choose
+    return choose(pm, "register_executors", "executor", name, "local")(jobs=jobs, address=address)

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from sb.errors import SbError
 from sb.interrupt import track_group, untrack_group
 
 DEFAULT_MEMORY_MB = 8192
@@ -295,12 +294,6 @@ def available_sandboxes(pm=None) -> dict:
 
 def choose_sandbox(name: str | None, pm=None) -> Sandbox:
     """The sandbox named (or the default: bwrap), refusing with a one-line reason if unusable."""
-    sandboxes = available_sandboxes(pm)
-    chosen = name or "bwrap"
-    if chosen not in sandboxes:
-        raise SbError(f"unknown isolation {chosen!r}; choose one of: {', '.join(sorted(sandboxes))}")
-    reason = sandboxes[chosen].unavailable_reason()
-    if reason:
-        hint = " (pass --isolation none to grade without isolation, at your own risk)" if chosen != "none" else ""
-        raise SbError(f"isolation {chosen!r} cannot run here: {reason}{hint}")
-    return sandboxes[chosen]()
+    from sb.plugins import choose
+    hint = " (pass --isolation none to grade without isolation, at your own risk)" if name != "none" else ""
+    return choose(pm, "register_sandboxes", "sandbox", name, "bwrap", "isolation", hint)()
