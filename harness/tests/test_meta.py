@@ -91,3 +91,30 @@ def test_control_runs_do_not_count_towards_admission():
     cal = [entry("reference", 5, 5), entry("starter", 5, 0), entry("a", 5, 3)]
     with pytest.raises(TaskError, match="needs two calibration entries"):
         parse_meta(meta_with(frozen_set="v2", calibration=cal), "p/meta.yaml")
+
+
+def test_a_contract_clause_may_say_why_a_pass_does_not_prove_it():
+    # contract.yaml's optional `trusted`: a rule observed only in the solution's process (or
+    # not at all) is declared as such, with the reason; then, and only then, tests may be empty.
+    from sb.task import _clause
+    observed = _clause({"clause": "c", "tests": ["t.py::t"], "trusted": "a probe's hook"}, "w")
+    unobserved = _clause({"clause": "c", "tests": [], "trusted": "no test observes memory"}, "w")
+    assert observed.trusted == "a probe's hook" and unobserved.tests == ()
+    assert _clause({"clause": "c", "tests": ["t.py::t"]}, "w").trusted == ""
+    for bad, message in (({"clause": "c", "tests": []}, "field 'tests'"),
+                         ({"clause": "c", "tests": ["t"], "trusted": " "}, "field 'trusted'"),
+                         ({"clause": "c", "tests": ["t"], "proven": "yes"}, "no others")):
+        with pytest.raises(TaskError, match=message):
+            _clause(bad, "pkg/contract.yaml: entry 1")
+
+
+def test_sb_validate_says_how_many_rules_a_pass_leaves_trusted(capsys):
+    from sb.checks import Validation
+    from sb.report.terminal import print_validations
+    from sb.task import Clause
+    trusted = (Clause("never builds the full matrix", ("t.py::t",), "tracemalloc, in the worker"),)
+    print_validations([Validation("demo", "ok", trusted=trusted), Validation("plain", "ok")])
+    out = capsys.readouterr().out
+    assert "ok (1 rule trusted, not proven: contract.yaml)" in out and out.count("trusted") == 1
+    assert Validation("demo", "ok", trusted=trusted).to_dict()["trusted"] == [
+        {"clause": "never builds the full matrix", "why": "tracemalloc, in the worker"}]

@@ -21,10 +21,12 @@ class Validation:
     reason: str = ""
     reference: Outcome | None = None
     starter: Outcome | None = None
+    trusted: tuple = ()  # the contract's clauses a pass does not prove (contract.yaml `trusted`)
 
     def to_dict(self) -> dict:
         return {"slug": self.slug, "verdict": self.verdict, "reason": self.reason,
-                "reference": _brief(self.reference), "starter": _brief(self.starter)}
+                "reference": _brief(self.reference), "starter": _brief(self.starter),
+                "trusted": [{"clause": c.clause, "why": c.trusted} for c in self.trusted]}
 
 
 def _brief(outcome: Outcome | None):
@@ -76,7 +78,8 @@ def _validation_of(task, result: dict, leaderboard) -> Validation:
         return Validation(task.slug, "broken", f"not checked: {result.get('not_graded')}")
     data = result["validation"]
     reference, starter = (outcome_from_data(data[k]) if data[k] else None for k in ("reference", "starter"))
-    found = Validation(task.slug, data["verdict"], data["reason"], reference, starter)
+    found = Validation(task.slug, data["verdict"], data["reason"], reference, starter,
+                       tuple(c for c in task.contract if c.trusted))
     if reference is not None and reference.passed:
         record_reference(task, reference)  # the driver's cache too, when a worker elsewhere graded it
     problem = version_problem(task, leaderboard) if found.verdict == "ok" else ""

@@ -148,21 +148,27 @@ class Task:
 @dataclass(frozen=True)
 class Clause:
     """One rule of the prompt and the hidden test ids (or test names, for every variant of a
-    parametrised test) that fail when a solution breaks it."""
+    parametrised test) that fail when a solution breaks it. `trusted`, when set, says why a
+    pass does not prove the rule: its tests read an observation made in the solution's own
+    process, which a solution aimed at the probe can forge, or no test observes it (then
+    `tests` may be empty). Declared, so that `sb validate` and docs/sandbox.md say it."""
 
     clause: str
     tests: tuple
+    trusted: str = ""
 
 
 def _clause(entry, where: str) -> Clause:
-    if not isinstance(entry, dict) or set(entry) != {"clause", "tests"}:
-        raise TaskError(f"{where}: needs exactly the keys clause and tests")
-    tests = entry["tests"]
+    if not isinstance(entry, dict) or not {"clause", "tests"} <= set(entry) <= {"clause", "tests", "trusted"}:
+        raise TaskError(f"{where}: needs the keys clause and tests (and trusted, optionally), no others")
+    tests, trusted = entry["tests"], entry.get("trusted", "")
     if not isinstance(entry["clause"], str) or not entry["clause"].strip():
         raise TaskError(f"{where}: field 'clause': must be a non-empty string")
-    if not isinstance(tests, list) or not tests or not all(isinstance(t, str) and t for t in tests):
-        raise TaskError(f"{where}: field 'tests': must list at least one test id")
-    return Clause(entry["clause"].strip(), tuple(tests))
+    if "trusted" in entry and (not isinstance(trusted, str) or not trusted.strip()):
+        raise TaskError(f"{where}: field 'trusted': must say, in a non-empty string, why a pass does not prove the rule")
+    if not isinstance(tests, list) or not all(isinstance(t, str) and t for t in tests) or not (tests or trusted):
+        raise TaskError(f"{where}: field 'tests': must list at least one test id (none only with trusted)")
+    return Clause(entry["clause"].strip(), tuple(tests), trusted.strip())
 
 
 def _mutant_field(spec: dict, name: str, where: str) -> str:

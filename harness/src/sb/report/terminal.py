@@ -149,6 +149,8 @@ def print_validations(validations: list) -> None:
     table = _table("task", "reference", "starter", "verdict")
     for v in validations:
         label = VERDICT_LABEL[v.verdict] + (f": {one_line(v.reason)}" if v.reason else "")
+        if v.verdict == "ok" and v.trusted:  # said, so that a pass is never read as more than it proves
+            label += f" ({len(v.trusted)} {'rule' if len(v.trusted) == 1 else 'rules'} trusted, not proven: contract.yaml)"
         table.add_row(v.slug, _counts(v.reference), _counts(v.starter), label)
     print_table(table)
     tally = {k: sum(1 for v in validations if v.verdict == k) for k in VERDICT_LABEL}
