@@ -1,6 +1,11 @@
-"""The users the tests search, their database (in the solution's process, built by
-_probe_db.py) and the independent answers, computed here from the rows themselves."""
-from sb.judge import probe
+"""The users the tests search; their database, built here in the judge (search_users gets
+only a handle to a UsersConnection over it, see _connection.py); the judge's record of
+every statement run on it; and the independent answers, computed here from the rows."""
+import os
+import sqlite3
+import tempfile
+
+from _connection import UsersConnection
 
 USERS = [
     # (name, email, country, age)
@@ -30,27 +35,71 @@ USERS = [
 
 KEYS = ("id", "name", "email", "country", "age")
 
+SCHEMA = ("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, "
+          "country TEXT NOT NULL, age INTEGER NOT NULL, password_hash TEXT NOT NULL)")
+INSERT = "INSERT INTO users (id, name, email, country, age, password_hash) VALUES (?, ?, ?, ?, ?, ?)"
+
 
 def rows():
     """Every row as stored: ids 1.. in list order, and a password hash no query may return."""
     return [[i + 1, *u, f"$argon2id$secret{i:03d}"] for i, u in enumerate(USERS)]
 
 
-def db():
-    return probe("_probe_db.py")
+def _fill(db, table_rows):
+    db.execute(SCHEMA)
+    db.executemany(INSERT, [tuple(r) for r in table_rows])
+    db.commit()
 
 
-def make_db():
-    """A fresh table in the solution's process; the handle is what search_users receives."""
-    return db().make_db(rows())
+def make_db(table_rows=None):
+    """A fresh in-memory users table here in the judge (the given rows, else rows()), and
+    the connection search_users receives over it."""
+    db = sqlite3.connect(":memory:")
+    _fill(db, rows() if table_rows is None else table_rows)
+    return UsersConnection(db)
+
+
+def recorded(conn):
+    """(SQL text, bound parameters) of every statement run on `conn` since the last call,
+    from the judge's own record; clears it."""
+    return conn._take()
 
 
 def statements(conn):
-    return db().statements(conn)
+    """The SQL text of every statement run on `conn` since the last call; clears the record."""
+    return [sql for sql, _ in recorded(conn)]
 
 
 def snapshot(conn):
-    return db().snapshot(conn)
+    """The schema and every row, read on the real connection (so nothing is recorded)."""
+    tables = conn._db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+    table_rows = conn._db.execute("SELECT * FROM users ORDER BY id").fetchall()
+    return [[list(t) for t in tables], [list(r) for r in table_rows]]
+
+
+def make_file_db_with_open_transaction(table_rows, pending):
+    """A database file holding `table_rows`, and a connection to it on which the caller has
+    inserted `pending` without committing: the caller's transaction is still open."""
+    path = os.path.join(tempfile.mkdtemp(prefix="users-"), "users.db")
+    db = sqlite3.connect(path)
+    _fill(db, table_rows)
+    db.executemany(INSERT, [tuple(r) for r in pending])
+    return UsersConnection(db), path
+
+
+def transaction_state(conn, path):
+    """Whether `conn` still has a transaction open, and the ids another connection sees."""
+    other = sqlite3.connect(path)
+    try:
+        committed = [r[0] for r in other.execute("SELECT id FROM users ORDER BY id")]
+    finally:
+        other.close()
+    return {"in_transaction": conn._db.in_transaction, "committed_ids": committed}
+
+
+def roll_back(conn):
+    conn._db.rollback()
+    return [r[0] for r in conn._db.execute("SELECT id FROM users ORDER BY id")]
 
 
 def all_users():

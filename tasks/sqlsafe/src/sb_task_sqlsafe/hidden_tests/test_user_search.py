@@ -4,7 +4,8 @@ import pytest
 
 from user_search import search_users
 
-from _db import KEYS, USERS, all_users, db, make_db, rows, snapshot, statements
+from _db import (KEYS, USERS, all_users, make_db, make_file_db_with_open_transaction, recorded, roll_back, rows,
+                 snapshot, statements, transaction_state)
 
 ADVERSARIAL = [
     "' OR '1'='1",
@@ -196,9 +197,75 @@ def test_every_caller_value_is_bound(case):
     conn = make_db()
     for sort, direction in (("id", "asc"), ("age", "desc")):
         search_users(conn, filters, sort=sort, direction=direction, limit=limit)
-        text = _text_of(conn)
+        seen = recorded(conn)  # the judge's own record: every statement the connection ran
+        assert seen, "the query must go through conn.execute or a cursor from conn"
+        text = "\n".join(sql for sql, _ in seen)
+        bound = [str(v) for _, params in seen for v in (params.values() if isinstance(params, dict) else params)]
         for marker in markers:
             assert marker not in text, f"{marker!r} was written into the SQL text: {text!r}"
+            # A LIKE pattern may wrap or escape the value, so the marker need only be part of one.
+            assert any(marker in v for v in bound), f"{marker!r} never travelled as a bound parameter"
+
+
+# Each flavour is a pair of value sets of one kind: plain alphanumeric text, or text
+# full of what an attack carries (quotes, LIKE and GLOB wildcards, backslashes, comment
+# and statement marks, NUL, non-ASCII). Field by field, both values of a pair hold the
+# same such characters (' " % _ backslash ; - and, in names, * ? [ ] NUL, non-ASCII),
+# so a solution that picks its SQL by what kind of characters a value holds (an ESCAPE
+# clause only when there is a wildcard to escape) makes the same choice for both, while
+# one that writes some kinds of value into the text (and binds only the rest) is seen.
+# The lengths differ within each pair, so a choice by length is seen too.
+_FLAVOURS = {
+    "plain": ({"name_contains": "Wv3a", "email": "Wv3mail", "min_age": 23, "country": "Wv3C"},
+              {"name_contains": "Kp8zzQ", "email": "Kp8zzMailbox", "min_age": 61873, "country": "Kp8zzLand"}),
+    "hostile": ({"name_contains": "W'v\"%_\\;--/*[*?]\x00\u00eb\U0001f642", "email": "w'\"%_\\;--@x",
+                 "min_age": 41, "country": "W'%_\\;-"},
+                {"name_contains": "K''p8 \"%%__\\\\ ; -- */ [a-z] ? * \x00 \u00e9\U0001f600 OR 1=1",
+                 "email": "k'' OR '1'='1\"%_\\;--@example.org", "min_age": 7, "country": "Kk'' %%__\\\\ ;; --"}),
+}
+
+
+def _same_shape_requests():
+    """Pairs of requests that differ only in the caller's values, never in their shape:
+    the same filters, the same number of countries (distinct in each list), non-empty
+    text of one flavour in both (above), positive ages, and (in the test) limits in range
+    and the same sort and direction."""
+    pairs = []
+    names = ["country_in", "email", "min_age", "name_contains"]
+    for flavour, (first, second) in _FLAVOURS.items():
+        for size in range(len(names) + 1):
+            for chosen in itertools.combinations(names, size):
+                for n_countries in ((1, 3) if "country_in" in chosen else (0,)):
+                    a, b = {}, {}
+                    for name in chosen:
+                        if name == "country_in":
+                            a[name] = [f"{first['country']}{i}" for i in range(n_countries)]
+                            b[name] = [f"{second['country']}{i}" for i in range(n_countries)]
+                        else:
+                            a[name], b[name] = first[name], second[name]
+                    pairs.append((flavour, a, b))
+    return pairs
+
+
+SAME_SHAPE = _same_shape_requests()
+
+
+@pytest.mark.parametrize("case", range(len(SAME_SHAPE)), ids=[f"{p[0]}{i}" for i, p in enumerate(SAME_SHAPE)])
+def test_the_sql_text_never_depends_on_a_callers_value(case):
+    """A value written into the SQL text in any form (escaped, hex, char(...) codes, split
+    up) makes the text differ between two requests that differ only in their values. Only
+    the request's shape (which filters, how many countries, the allow-listed sort and
+    direction) may choose the text."""
+    _, first, second = SAME_SHAPE[case]
+    conn = make_db()
+    for sort, direction in (("id", "asc"), ("country", "desc")):
+        search_users(conn, first, sort=sort, direction=direction, limit=17)
+        text_first = statements(conn)
+        search_users(conn, second, sort=sort, direction=direction, limit=389)
+        text_second = statements(conn)
+        assert text_first, "the query must go through conn.execute or a cursor from conn"
+        assert text_first == text_second, \
+            f"the SQL text changed with the caller's values: {text_first!r} vs {text_second!r}"
 
 
 @pytest.mark.parametrize("sort", ["id", "name", "email", "country", "age"])
@@ -234,7 +301,7 @@ def test_limit():
 
 def test_the_defaults_are_id_ascending_and_fifty_rows():
     many = [[i, f"user {i:03d}", f"u{i}@example.com", "GB", 20 + i % 7, f"$argon2id${i}"] for i in range(120, 0, -1)]
-    conn = db().make_db(many)
+    conn = make_db(many)
     want = [dict(zip(KEYS, row[:5])) for row in sorted(many)]
     assert search_users(conn) == want[:50]
     assert search_users(conn, {"country_in": ["GB"]}) == want[:50]
@@ -350,10 +417,10 @@ def test_the_callers_open_transaction_is_left_alone():
     the search sees that row (it runs on the same connection), and afterwards the
     transaction is still open and uncommitted, so the caller can still roll it back."""
     pending = [len(USERS) + 1, "Pending Ann", "pending@example.com", "GB", 41, "$argon2id$pending"]
-    conn, path = db().make_file_db_with_open_transaction(rows(), [pending])
+    conn, path = make_file_db_with_open_transaction(rows(), [pending])
     want = [u for u in all_users() if "Ann" in u["name"]] + [dict(zip(KEYS, pending[:5]))]
     assert search_users(conn, {"name_contains": "Ann"}) == want
-    state = db().transaction_state(conn, path)
+    state = transaction_state(conn, path)
     assert state["in_transaction"] is True, "the caller's transaction was ended (committed or rolled back)"
     assert state["committed_ids"] == [u["id"] for u in all_users()], "the caller's pending insert was committed"
-    assert db().roll_back(conn) == [u["id"] for u in all_users()]
+    assert roll_back(conn) == [u["id"] for u in all_users()]
