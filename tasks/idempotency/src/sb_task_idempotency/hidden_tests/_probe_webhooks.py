@@ -2,8 +2,17 @@
 
 The judge cannot see the worker's files, so database paths are made here. Threads and
 child processes that deliver webhooks also run here, next to the solution, and every
-function returns plain observations (outcomes, fulfil calls, errors as text). No
-expected value and no oracle lives in this file: the tests decide what is right.
+function returns plain observations (outcomes, on which thread fulfil ran, errors as
+text). No expected value and no oracle lives in this file: the tests decide what is right.
+
+The record of fulfilments is not kept here. Every function takes `judge_fulfil`, the
+judge's recording fake (a wire handle: the worker can only call it), and every fulfil
+the solution makes reaches it before that fulfil returns: on threads the fulfil the
+solution is handed makes the judge call first thing; in a child process, which is not on
+the wire, fulfil writes the call down a pipe and blocks until this process has made the
+judge call and answered. So a fulfilment, once made, is in the judge's record, and nothing the
+solution does afterwards in this process or a child (deleting entries, rebinding
+lists) changes what the verdict reads.
 """
 
 import json
@@ -77,34 +86,42 @@ def _describe(exc):
 
 
 class _Fulfil:
-    """Records every call with the calling thread; sleeps a seeded, jittered time in it.
+    """The fulfil the solution is handed on threads: it makes the judge's recording call
+    first (the shipment, recorded in the judge before anything else happens), then notes
+    the calling thread and sleeps a seeded, jittered time.
 
-    The sleep is the window a wrong implementation races through: while one delivery
-    sits in fulfilment, every other released thread runs (sleep frees the GIL)."""
+    The judge call and the sleep are the window a wrong implementation races through:
+    while one delivery sits in fulfilment, every other released thread runs (a wire
+    round trip and a sleep both free the GIL). The thread note is this process's word,
+    used only for "fulfil runs on the caller's thread"; the judge counts fulfilments
+    from its own record."""
 
-    def __init__(self, pause_s, seed):
-        self.calls = []
+    def __init__(self, judge_fulfil, pause_s, seed):
+        self._judge_fulfil = judge_fulfil
+        self._threads = []
         self._pause_s = pause_s
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
 
     def __call__(self, payment_id, amount):
+        self._judge_fulfil(payment_id, amount)
         with self._lock:
-            self.calls.append([payment_id, amount, threading.get_ident()])
+            self._threads.append(threading.get_ident())
             pause = self._pause_s * (0.5 + self._rng.random())
         time.sleep(pause)
 
 
-def run_threads(db_path, plans, shared, pause_s, seed, status_readers=0, status_ids=()):
+def run_threads(db_path, plans, shared, judge_fulfil, pause_s, seed, status_readers=0, status_ids=()):
     """One real thread per plan; a plan is a list of rounds, a round a list of events.
 
     Before every round all delivering threads meet at a barrier, so each round's
     deliveries start together. `shared`: one handler for all threads, else one handler
     per thread (as several processes would). `status_readers` extra threads call
     `status` on `status_ids` until the deliveries end. Returns, per thread, the
-    [event id, outcome] of each delivery (outcome "error: ..." when handle raised), the
-    fulfil calls as [payment_id, amount, on_the_delivering_thread], and status errors."""
-    fulfil = _Fulfil(pause_s, seed)
+    [event id, outcome] of each delivery (outcome "error: ..." when handle raised), for
+    each fulfil call whether it ran on a delivering thread (the calls themselves are in
+    the judge's record), and status errors."""
+    fulfil = _Fulfil(judge_fulfil, pause_s, seed)
     n = len(plans)
     handlers = [WebhookHandler(db_path, fulfil)] * n if shared else [WebhookHandler(db_path, fulfil)
                                                                        for _ in range(n)]
@@ -150,19 +167,21 @@ def run_threads(db_path, plans, shared, pause_s, seed, status_readers=0, status_
         t.join(HANG_GUARD_S)
     stuck = sum(t.is_alive() for t in threads + readers)
     by_ident = {ident: i for i, ident in enumerate(idents)}
-    calls = [[pid, amount, ident in by_ident] for pid, amount, ident in fulfil.calls]
-    return {"results": results, "calls": calls, "failures": failures, "stuck": stuck,
+    on_caller = [ident in by_ident for ident in fulfil._threads]
+    return {"results": results, "on_caller": on_caller, "failures": failures, "stuck": stuck,
             "status_errors": status_errors[:5], "status_reads": len(status_seen),
             "status_values": sorted({str(v) for v in status_seen})}
 
 
-def fulfil_thread_and_timing(db_path, evt):
+def fulfil_thread_and_timing(db_path, evt, judge_fulfil):
     """Deliver one event from a fresh thread; report on which thread fulfil ran and
-    whether it had already run when handle returned."""
+    whether it had already run when handle returned (fulfil also makes the judge's
+    recording call, so the judge has its own record of it)."""
     seen = {}
     calls = []
 
     def fulfil(payment_id, amount):
+        judge_fulfil(payment_id, amount)
         calls.append([payment_id, amount])
         seen["fulfil_thread"] = threading.get_ident()
 
@@ -182,19 +201,30 @@ def fulfil_thread_and_timing(db_path, evt):
 
 
 # A child process: its own interpreter importing the solution from the solution's folder,
-# one handler on the shared database file, a fulfil that records and sleeps. The parent
-# releases every child's round at once (a line on each stdin), so the children's
-# deliveries overlap the way two worker processes of a web service do.
+# one handler on the shared database file, and a fulfil that relays each call to this
+# process and blocks until the judge has recorded it. The relay's two pipe ends are taken
+# before the solution is imported. The parent releases every child's round at once (a
+# line on each stdin), so the children's deliveries overlap the way two worker processes
+# of a web service do.
 _CHILD = r"""
-import json, random, sys, time
+import json, os, random, sys, time
 sys.path.insert(0, sys.argv[1])
-from webhooks import WebhookHandler
+_call_fd, _answer_fd = int(sys.argv[2]), int(sys.argv[3])
+_write, _read = os.write, os.read
 spec = json.loads(sys.stdin.readline())
 rng = random.Random(spec["seed"])
-calls = []
 def fulfil(payment_id, amount):
-    calls.append([payment_id, amount])
+    _write(_call_fd, (json.dumps([payment_id, amount]) + "\n").encode())
+    answer = b""
+    while not answer.endswith(b"\n"):
+        chunk = _read(_answer_fd, 4096)
+        if not chunk:
+            raise RuntimeError("the fulfilment relay went away")
+        answer += chunk
+    if answer != b"ok\n":
+        raise RuntimeError(answer.decode(errors="replace").strip())
     time.sleep(spec["pause_s"] * (0.5 + rng.random()))
+from webhooks import WebhookHandler
 handler = WebhookHandler(spec["db_path"], fulfil)
 results = []
 for events in spec["rounds"]:
@@ -206,24 +236,53 @@ for events in spec["rounds"]:
             results.append([evt["id"], handler.handle(evt)])
         except Exception as exc:
             results.append([evt["id"], "error: %s: %s" % (type(exc).__name__, exc)])
-print(json.dumps({"results": results, "calls": calls}), flush=True)
+print(json.dumps({"results": results}), flush=True)
 """
 
 
-def run_processes(db_path, plans, pause_s, seed):
+def _relay(call_r, answer_w, judge_fulfil, problems):
+    """Serve one child's fulfil calls: each is made on the judge's recording fake, and
+    only then is the child told it returned (or that it raised)."""
+    with os.fdopen(call_r, "rb") as calls, os.fdopen(answer_w, "wb", buffering=0) as answers:
+        for line in calls:
+            try:
+                payment_id, amount = json.loads(line)
+                judge_fulfil(payment_id, amount)
+                answer = "ok"
+            except Exception as exc:  # the fake's failure is the child's fulfil raising
+                answer = "error: " + _describe(exc).replace("\n", " ")
+            try:
+                answers.write((answer + "\n").encode())
+            except OSError as exc:
+                problems.append(f"a child stopped waiting for its fulfilment: {exc}")
+                return
+
+
+def run_processes(db_path, plans, judge_fulfil, pause_s, seed):
     """One child process per plan (a list of rounds of events), rounds released together.
 
-    Returns, per process, its [event id, outcome] list and fulfil calls, plus any
-    problem starting or talking to a child as text."""
+    Returns, per process, its [event id, outcome] list, plus any problem starting or
+    talking to a child as text. Every fulfil call of every child is made on
+    `judge_fulfil` (see _relay)."""
     solution_dir = os.path.dirname(os.path.abspath(webhooks.__file__))
     rounds = max(len(p) for p in plans)
-    children, problems = [], []
+    children, relays, problems = [], [], []
     for i, plan in enumerate(plans):
         spec = {"db_path": db_path, "pause_s": pause_s, "seed": seed * 1000 + i,
                 "rounds": [plan[r] if r < len(plan) else [] for r in range(rounds)]}
-        child = subprocess.Popen([sys.executable, "-s", "-B", "-c", _CHILD, solution_dir],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, cwd=solution_dir)
+        call_r, call_w = os.pipe()
+        answer_r, answer_w = os.pipe()
+        try:
+            child = subprocess.Popen([sys.executable, "-s", "-B", "-c", _CHILD, solution_dir,
+                                      str(call_w), str(answer_r)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, cwd=solution_dir, pass_fds=(call_w, answer_r))
+        finally:
+            os.close(call_w)
+            os.close(answer_r)
+        relay = threading.Thread(target=_relay, args=(call_r, answer_w, judge_fulfil, problems), daemon=True)
+        relay.start()
+        relays.append(relay)
         child.stdin.write(json.dumps(spec) + "\n")
         child.stdin.flush()
         children.append(child)
@@ -247,11 +306,14 @@ def run_processes(db_path, plans, pause_s, seed):
                 outputs.append(json.loads(lines[-1]))
             except (IndexError, ValueError):
                 problems.append(f"child exited {child.returncode} without a report: {err[-800:]}")
-                outputs.append({"results": [], "calls": []})
+                outputs.append({"results": []})
     finally:
         for child in children:
             if child.poll() is None:
                 child.kill()
                 child.wait()
-    return {"results": [o["results"] for o in outputs], "calls": [c for o in outputs for c in o["calls"]],
-            "problems": problems}
+    for relay in relays:  # a child's exit closes its end of the pipe: the relay ends
+        relay.join(HANG_GUARD_S)
+        if relay.is_alive():
+            problems.append("a fulfilment relay is still running after its child exited")
+    return {"results": [o["results"] for o in outputs], "problems": problems}

@@ -3,20 +3,27 @@
 Sequential tests call the solution through the proxy with a fulfil fake that stays here
 (its record is the judge's own; the solution is handed only `fulfil.handed`, a call).
 Threads and processes run next to the solution through _probe_webhooks, which returns
-what happened; every expectation is computed here.
+what happened; every expectation is computed here. Their fulfilments are recorded here
+too: the probe is handed `fulfil.handed` and every fulfil the solution makes, on a
+thread or in a child process, is a call on it that completes before the solution's
+fulfil returns (see the probe's docstring). "Each payment fulfilled once" is read from
+that judge-side record, never from a list in the solution's process, so a delivery
+that ships and then erases its trace there changes nothing.
 
 Why the races below are near certain for a wrong answer, and never fail a right one:
-the fulfil fake sleeps 5-15 ms (seeded jitter) inside every fulfilment, and every
-round's deliveries are released together (a barrier for threads; a line written to
-each child's stdin, back to back, for processes). An implementation whose "already
-taken effect?" check is not atomic with recording the event lets every delivery that
-checks during that sleep through, and the other deliveries check within microseconds
-of the release (threads) or about a millisecond (processes), so a round passes such an
-implementation only if every other delivery is descheduled for the whole sleep; the
-tests need that to happen in every one of 10 (threads) or 6 (processes) rounds. A
-correct implementation is exact under every interleaving, so its false-failure
-probability is 0; the only timing bound is the hang guard (60 s, for a deadlock), far
-above the few seconds these tests take on a loaded machine.
+every fulfilment is a wire round trip to the judge's recording fake (a millisecond or
+more; for a child process two pipe hops more) followed by a 5-15 ms sleep (seeded
+jitter) in the solution's process, and every round's deliveries are released together
+(a barrier for threads; a line written to each child's stdin, back to back, for
+processes). An implementation whose "already taken effect?" check is not atomic with
+recording the event lets every delivery that checks during that round trip and sleep
+through, and the other deliveries check within microseconds of the release (threads)
+or about a millisecond (processes), so a round passes such an implementation only if
+every other delivery is descheduled for the whole fulfilment; the tests need that to
+happen in every one of 10 (threads) or 6 (processes) rounds. A correct implementation
+is exact under every interleaving, so its false-failure probability is 0; the only
+timing bound is the hang guard (60 s, for a deadlock), far above the few seconds these
+tests take on a loaded machine.
 """
 import random
 
@@ -206,8 +213,10 @@ def test_a_database_that_already_holds_other_tables(db_path):
 
 
 def test_fulfil_runs_synchronously_on_the_callers_thread(db_path):
-    seen = P.fulfil_thread_and_timing(db_path, succeeded("evt_1", "pay_1", 321, 1))
+    fulfil = RecordingFulfil()
+    seen = P.fulfil_thread_and_timing(db_path, succeeded("evt_1", "pay_1", 321, 1), fulfil.handed)
     assert seen["outcome"] == "processed"
+    assert fulfil.calls == [("pay_1", 321)]
     assert seen["calls_at_return"] == [["pay_1", 321]], "fulfil must have run when handle returns"
     assert seen["calls_later"] == [["pay_1", 321]]
     assert seen["same_thread"] is True, "fulfil must run on the thread that called handle"
@@ -282,13 +291,16 @@ def _duplicate_rounds(n_rounds, tag):
     return [succeeded(f"evt_{tag}{r}", f"pay_{tag}{r}", 100 + r, 1) for r in range(n_rounds)]
 
 
-def _check_duplicate_rounds(seen, rounds, n_deliverers):
+def _check_duplicate_rounds(seen, rounds, n_deliverers, fulfil):
     _check_no_trouble(seen)
+    want = sorted((e["payment_id"], e["amount"]) for e in rounds)
+    # The judge's own record, made as each fulfilment happened: checked before the
+    # outcomes, so a double shipment is reported as one whatever handle() returned.
+    assert sorted(fulfil.attempts) == want, "each payment fulfilled once"
+    assert sorted(fulfil.calls) == want, "each payment fulfilled once"
     for r, evt in enumerate(rounds):
         outcomes = sorted(out for per in seen["results"] for eid, out in per if eid == evt["id"])
         assert outcomes == ["duplicate"] * (n_deliverers - 1) + ["processed"], (r, outcomes)
-    want = sorted((e["payment_id"], e["amount"]) for e in rounds)
-    assert sorted((pid, amount) for pid, amount, *_ in seen["calls"]) == want, "each payment fulfilled once"
 
 
 @pytest.mark.parametrize("shared", [True, False], ids=["one_shared_handler", "one_handler_per_thread"])
@@ -297,19 +309,22 @@ def test_concurrent_duplicates_on_threads(db_path, shared):
     alongside. One handler for all threads, or one per thread (as several processes)."""
     rounds = _duplicate_rounds(N_ROUNDS, "t")
     plans = [[[evt] for evt in rounds] for _ in range(N_THREADS)]
-    seen = P.run_threads(db_path, plans, shared, 0.01, 11, status_readers=2,
+    fulfil = RecordingFulfil()
+    seen = P.run_threads(db_path, plans, shared, fulfil.handed, 0.01, 11, status_readers=2,
                          status_ids=[e["payment_id"] for e in rounds[:3]])
-    _check_duplicate_rounds(seen, rounds, N_THREADS)
-    assert all(on_caller for _, _, on_caller in seen["calls"]), "fulfil ran off the delivering thread"
+    _check_duplicate_rounds(seen, rounds, N_THREADS, fulfil)
+    on_caller = list(seen["on_caller"])
+    assert len(on_caller) == len(fulfil.attempts), "fulfil was called other than through what it was handed"
+    assert all(on_caller), "fulfil ran off the delivering thread"
     assert seen["status_errors"] == [], f"status failed during deliveries: {seen['status_errors']}"
     assert seen["status_reads"] > 0
     assert set(seen["status_values"]) <= {"None", "succeeded"}
-    handler = WebhookHandler(db_path, RecordingFulfil())
+    handler = WebhookHandler(db_path, RecordingFulfil().handed)
     assert {e["payment_id"]: handler.status(e["payment_id"]) for e in rounds} == \
         {e["payment_id"]: "succeeded" for e in rounds}
 
 
-def _check_converged(seen, events, db_path):
+def _check_converged(seen, events, db_path, fulfil):
     _check_no_trouble(seen)
     deliveries = [(eid, out) for per in seen["results"] for eid, out in per]
     took_effect = sorted(eid for eid, out in deliveries if out in ("processed", "stale"))
@@ -321,11 +336,12 @@ def _check_converged(seen, events, db_path):
             top[e["payment_id"]] = e
     for e in top.values():
         assert outcome_of[e["id"]] == "processed", f"{e['id']} has the highest sequence: never stale"
-    handler = WebhookHandler(db_path, RecordingFulfil())
+    handler = WebhookHandler(db_path, RecordingFulfil().handed)
     assert {p: handler.status(p) for p in top} == {p: e["type"].split(".")[1] for p, e in top.items()}
     want_calls = sorted((e["payment_id"], e["amount"]) for e in events
                         if e["type"] == "payment.succeeded" and outcome_of[e["id"]] == "processed")
-    assert sorted((pid, amount) for pid, amount, *_ in seen["calls"]) == want_calls
+    assert sorted(fulfil.attempts) == want_calls, "each processed success fulfilled once, nothing else"
+    assert sorted(fulfil.calls) == want_calls
 
 
 def test_concurrent_shuffled_streams_converge(db_path):
@@ -336,8 +352,9 @@ def test_concurrent_shuffled_streams_converge(db_path):
         stream = [dict(e) for e in events for _ in range(2)]
         random.Random(100 + w).shuffle(stream)
         plans.append([stream])
-    seen = P.run_threads(db_path, plans, False, 0.002, 12)
-    _check_converged(seen, events, db_path)
+    fulfil = RecordingFulfil()
+    seen = P.run_threads(db_path, plans, False, fulfil.handed, 0.002, 12)
+    _check_converged(seen, events, db_path, fulfil)
 
 
 N_PROCESSES = 4
@@ -349,8 +366,9 @@ def test_concurrent_duplicates_across_worker_processes(db_path):
     cannot serialise them; only the database can."""
     rounds = _duplicate_rounds(N_PROCESS_ROUNDS, "p")
     plans = [[[evt] for evt in rounds] for _ in range(N_PROCESSES)]
-    seen = P.run_processes(db_path, plans, 0.01, 21)
-    _check_duplicate_rounds(seen, rounds, N_PROCESSES)
+    fulfil = RecordingFulfil()
+    seen = P.run_processes(db_path, plans, fulfil.handed, 0.01, 21)
+    _check_duplicate_rounds(seen, rounds, N_PROCESSES, fulfil)
 
 
 def test_shuffled_streams_across_worker_processes_converge(db_path):
@@ -360,23 +378,28 @@ def test_shuffled_streams_across_worker_processes_converge(db_path):
         stream = [dict(e) for e in events]
         random.Random(200 + w).shuffle(stream)
         plans.append([stream])
-    seen = P.run_processes(db_path, plans, 0.002, 22)
-    _check_converged(seen, events, db_path)
+    fulfil = RecordingFulfil()
+    seen = P.run_processes(db_path, plans, fulfil.handed, 0.002, 22)
+    _check_converged(seen, events, db_path, fulfil)
 
 
 def test_a_new_process_knows_what_an_earlier_one_did(db_path):
     """A restart is a new process: nothing kept in the old one's memory survives."""
     first = [succeeded("evt_1", "pay_1", 610, 1), refunded("evt_2", "pay_2", 620, 2)]
-    seen = P.run_processes(db_path, [[first]], 0.0, 23)
+    earlier = RecordingFulfil()
+    seen = P.run_processes(db_path, [[first]], earlier.handed, 0.0, 23)
     _check_no_trouble(seen)
     assert seen["results"] == [[["evt_1", "processed"], ["evt_2", "processed"]]]
+    assert earlier.attempts == [("pay_1", 610)]
     fulfil = RecordingFulfil()
     handler = WebhookHandler(db_path, fulfil.handed)
     assert handler.handle(dict(first[0])) == "duplicate"
     assert handler.handle(succeeded("evt_0", "pay_2", 620, 1)) == "stale"
     assert handler.status("pay_1") == "succeeded" and handler.status("pay_2") == "refunded"
     assert handler.handle(succeeded("evt_3", "pay_3", 630, 1)) == "processed"
-    later = P.run_processes(db_path, [[[succeeded("evt_3", "pay_3", 630, 1), dict(first[1])]]], 0.0, 24)
+    later_fulfil = RecordingFulfil()
+    later = P.run_processes(db_path, [[[succeeded("evt_3", "pay_3", 630, 1), dict(first[1])]]],
+                            later_fulfil.handed, 0.0, 24)
     _check_no_trouble(later)
     assert later["results"] == [[["evt_3", "duplicate"], ["evt_2", "duplicate"]]]
-    assert fulfil.calls == [("pay_3", 630)] and later["calls"] == []
+    assert fulfil.calls == [("pay_3", 630)] and later_fulfil.attempts == []
