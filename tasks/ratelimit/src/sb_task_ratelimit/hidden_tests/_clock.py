@@ -56,3 +56,49 @@ class MovingClock(FakeClock):
 
     def readings_since(self, mark):
         return self.readings[mark:]
+
+
+class SlowClock:
+    """The race tests' clock, in the judge. The probe's threads in the solution's process
+    read it through `reader`, so every reading is a round trip over the wire that this
+    side answers; each answer is held for a seeded, jittered pause first ("it may take a
+    moment to answer"), and time moves on by `tick` per reading. A thread waiting for
+    the time is blocked with the GIL free, however the solution has set up its own
+    process (no tracer, no preemption), so every other released thread runs while it
+    waits: a limiter that finds no bucket for a key and creates one that reads the clock
+    is entered by every other thread before it stores it.
+
+    Worker readings are served one at a time on the judge's thread, each after a wait of
+    up to the wire's 50 ms poll, so a bucket that holds its lock while it reads the clock
+    waits for them in turn: only the limiter race (a few hundred readings) uses it."""
+
+    # Worker calls are answered one after another on the judge's thread: these pauses
+    # add up to well under a second per test (a few hundred readings).
+    PAUSES_S = (0.0, 0.0001, 0.0003, 0.001)
+
+    def __init__(self, start, tick, seed):
+        import random
+        import threading
+
+        self.now = start
+        self.tick = tick
+        self.readings = 0
+        self._rng = random.Random(f"slow-clock/{seed}")
+        self._lock = threading.Lock()
+        self.reader = ClockReader(self)
+
+    def __call__(self):
+        import time
+
+        with self._lock:
+            pause = self._rng.choice(self.PAUSES_S)
+        time.sleep(pause)
+        with self._lock:
+            self.readings += 1
+            self.now += self.tick
+            return self.now
+
+    def advance(self, seconds):
+        with self._lock:
+            self.now += seconds
+

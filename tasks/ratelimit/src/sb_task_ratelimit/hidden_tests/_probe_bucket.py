@@ -9,7 +9,11 @@ Why an unguarded bucket or limiter loses the race here on practically every roun
 however the OS schedules (a CPython bucket without a lock is otherwise almost never
 caught: its check-then-take runs between two thread switches):
 - the clock sleeps inside every reading ("it may take a moment to answer"), and moves
-  on by a negligible tick each time, so every call runs the refill arithmetic;
+  on by a negligible tick each time, so every call runs the refill arithmetic. In
+  race_limiter the clock is the judge's (a handle: every reading is a round trip the
+  judge answers after a seeded, jittered pause), so nothing here can make a reading
+  quick: a thread waiting for the time is blocked with the GIL free whatever the
+  solution does to this process;
 - a tracer sleeps at every line of the solution's own file and at a seeded tenth of
   its bytecodes, mostly briefly and one time in ten for a millisecond. A sleeping thread is off the CPU with the GIL free, so the other
   released threads run inside every gap: between the balance check and the take,
@@ -36,25 +40,6 @@ OPCODE_YIELD_P = 0.1
 # A deadlock detector, not a timing check: a correct run completes a request every few
 # milliseconds even on a loaded machine.
 STALL_S = 10.0
-
-
-class SlowTickingClock:
-    """A clock whose reading takes a moment and moves time on by `tick` each time."""
-
-    def __init__(self, start, tick):
-        self.now = start
-        self._tick = tick
-        self._lock = threading.Lock()
-
-    def __call__(self):
-        _sleep(CLOCK_PAUSE_S)
-        with self._lock:
-            self.now += self._tick
-            return self.now
-
-    def advance(self, seconds):
-        with self._lock:
-            self.now += seconds
 
 
 class _Tracer:
@@ -139,6 +124,29 @@ def _run_threads(bodies, seed):
     return failures, sum(t.is_alive() for t in threads), tracer.yields
 
 
+class SlowTickingClock:
+    """The bucket races' clock, here: a reading takes a moment and moves time on by
+    `tick`. (A lockless check-then-take holds no clock reading, so the judge's clock
+    would not open it to other threads; only the tracer does. Readings here cost no
+    wire round trip: a bucket that holds its lock while it reads the clock would wait
+    for the judge's answers one at a time.)"""
+
+    def __init__(self, start, tick):
+        self.now = start
+        self._tick = tick
+        self._lock = threading.Lock()
+
+    def __call__(self):
+        _sleep(CLOCK_PAUSE_S)
+        with self._lock:
+            self.now += self._tick
+            return self.now
+
+    def advance(self, seconds):
+        with self._lock:
+            self.now += seconds
+
+
 def race_bucket(capacity, rate, takers, attempts, readers, reads, rounds, seed):
     """Each round, `takers` threads call try_acquire() `attempts` times and `readers`
     threads call available() `reads` times, all released together; then the clock
@@ -181,11 +189,11 @@ def race_bucket(capacity, rate, takers, attempts, readers, reads, rounds, seed):
             "yields": yields, "time_module_calls": watch.calls}
 
 
-def race_limiter(capacity, rate, n_threads, per_thread, rounds, seed):
+def race_limiter(clock, capacity, rate, n_threads, per_thread, rounds, seed):
     """Each round a key never used before; n_threads threads released together each
-    call try_acquire(key) `per_thread` times. The clock sleeps in every reading, so a
-    limiter that creates a missing bucket outside a lock lets many threads in."""
-    clock = SlowTickingClock(500.0, 0.0)
+    call try_acquire(key) `per_thread` times. Every reading of the judge's clock is a
+    round trip, so a limiter that creates a missing bucket outside a lock lets many
+    threads in."""
     with _TimeModuleWatch() as watch:
         limiter = RateLimiter(capacity, rate, clock)
         grants, problems = [], []

@@ -24,7 +24,7 @@ import pytest
 from sb.judge import probe
 from bucket import RateLimiter, TokenBucket
 
-from _clock import FakeClock, MovingClock
+from _clock import FakeClock, MovingClock, SlowClock
 
 P = probe("_probe_bucket.py")
 
@@ -340,8 +340,12 @@ def test_limiter_first_use_of_a_key_from_many_threads():
     """Every round, 50 threads make the first requests for a new key at once.
     Measured on the unguarded get-or-create: 55 to 65 grants of 10 in every round."""
     capacity = 10
-    seen = P.race_limiter(capacity, 1, 50, 2, 3, 3)
+    clock = SlowClock(500.0, 0.0, seed=3)
+    seen = P.race_limiter(clock.reader, capacity, 1, 50, 2, 3, 3)
     _check_race(seen)
+    # Every request reads the judge's clock (each bucket's refill needs the time), and
+    # the count is the judge's own.
+    assert clock.readings >= 50 * 2 * 3, clock.readings
     # The clock stands still here, so each key's bucket grants exactly its capacity.
     assert seen["grants"] == [capacity] * 3, seen["grants"]
 
