@@ -1,38 +1,63 @@
 """Counters over a get/set store, exact under 50 real threads.
 
-Single-thread semantics run through the proxy with a store that stays here (its
-contents are the judge's own record; the solution is handed only its get and set). Threads run next to the solution through
-_probe_counters, which returns what every call returned and the store's final
-contents; every expectation (plain sums, conservation of units) is computed here.
+Everything the verdict reads lives here, in the judge. The store stays here (its
+contents are the judge's own record; the solution is handed only its get and set, as a
+facade). The threads are here too: each of the 50 test threads calls the solution
+through the proxy, and the wire gives every judge thread a thread of its own in the
+solution's process, so the 50 calls run concurrently there on real threads, and each
+store call they make comes back to the judge thread that asked. What every call
+returned, its type and the store's final contents are observed here; every expectation
+(plain sums, conservation of units) is computed here. No probe runs in the solution's
+process: there is nothing there for the solution to switch off.
 
-Near certain for a wrong answer: the probe's store sleeps inside every get and set,
-and its tracer sleeps at every line of the solution and at a tenth of its bytecodes
-(seeded), so each unguarded gap of a wrong implementation is entered by other threads
-on practically every operation, and each test runs hundreds of operations (see the
-probe's docstring). Measured on the hand mutants: every one fails every run.
+Near certain for a wrong answer: every store call is a round trip to the judge, and the
+judge sleeps inside every get (both before and after it reads) and every set, for a
+jittered time drawn from a seeded generator per test thread. A store call blocks the
+solution's thread on the wire whatever it does to its own interpreter (its tracer, its
+switch interval, its preemption), so its other threads run while the reply is delayed,
+and every unguarded read-modify-write of the store, every gap between two lock holds
+that contains a store call, is entered by other threads' calls on practically every
+operation; each test runs hundreds of operations. Measured on the hand mutants: every
+one fails every run.
 False-failure probability for a right answer: 0. A correct implementation is exact
-under every interleaving, none of the assertions depends on timing, and the only
-time bound is the probe's deadlock detector (10 s without a single completed
-operation, where a correct run completes one every few milliseconds).
+under every interleaving, none of the assertions depends on timing, and the only time
+bound is the deadlock detector (10 s without a single completed operation, where a
+correct run completes one every few milliseconds).
 """
 import random
+import threading
+import time
 from collections import Counter as Tally
 
-from sb.judge import probe
 from counters import Counters
-
-P = probe("_probe_counters.py")
 
 N_THREADS = 50
 OPS = 6  # per thread: 300 operations a test, each racing on nearly every step
 KEYS = ["a", "b", "c"]
+
+# How long the judge holds each store call (seconds), drawn per call from a generator
+# seeded per test and per thread: mostly short, one call in ten medium, one in ten long.
+# The values are not a tolerance: no assertion depends on them. They only widen the race
+# windows (the medium pause is about ten wire round trips when idle, so other threads'
+# calls land at every offset inside a read-modify-write), and the long one matters for
+# gaps that sit just outside a lock (a read-back after releasing it): it outlasts the
+# next lock holder's whole get and set (a few round trips, under 2 ms even loaded), so
+# that holder's write lands inside such a gap; with equal pauses it never would. Kept
+# small enough that a correct (serialised) run of 300 operations takes about a second.
+STORE_PAUSES_S = (0.00001,) * 8 + (0.0005, 0.005)
+# A deadlock detector, not a timing check: a correct run completes an operation every
+# few milliseconds even on a loaded machine (each is a handful of round trips of about
+# 2 ms at worst), so ten seconds without any completed operation while threads are still
+# running means they are stuck.
+STALL_S = 10.0
 
 
 class StoreFacade:
     """The store as the solution sees it: `get` and `set`, the prompt's two operations,
     and no other public attribute. Through the wire the worker may call any public method
     and read any public attribute of an object the judge hands over, so the store handed
-    over as itself would show the solution the test's record (`data`, `calls`)."""
+    over as itself would show the solution the test's record (`data`, `calls`) and its
+    controls."""
 
     __slots__ = ("_store",)
 
@@ -64,14 +89,129 @@ class DictStore:
         self.data[key] = value
 
 
+class JitteredStore(DictStore):
+    """The store for the threaded tests, in the judge: every get and set from the
+    solution is served on the judge thread whose call made it, and sleeps there (get
+    both before and after it reads, set before it writes) for a seeded, jittered time.
+    The sleeps happen in this process, so nothing the solution does in its own can
+    shorten them."""
+
+    def __init__(self, initial=None, seed=0):
+        super().__init__(initial)
+        self._seed = seed
+        self._local = threading.local()
+        # The judge's record of every write, in the order applied: (seq, key, value).
+        # `seq` is a step of this store's own clock, so a write can be placed before or
+        # after the moment a call's answer reached the judge (`now`).
+        self.writes = []
+        self._clock = 0
+        self._record = threading.Lock()
+
+    def now(self):
+        with self._record:
+            return self._clock
+
+    def bind(self, index):
+        """Called by test thread `index` before it starts: its own seeded generator."""
+        self._local.rng = random.Random(f"store/{self._seed}/{index}")
+
+    def _pause(self):
+        rng = getattr(self._local, "rng", None)
+        if rng is None:  # a call served on a thread that never bound (none should)
+            rng = self._local.rng = random.Random(f"store/{self._seed}/unbound")
+        time.sleep(rng.choice(STORE_PAUSES_S))
+
+    def get(self, key):
+        self._pause()
+        value = super().get(key)
+        self._pause()
+        return value
+
+    def set(self, key, value):
+        self._pause()
+        with self._record:
+            super().set(key, value)
+            self._clock += 1
+            self.writes.append((self._clock, key, value))
+
+
+def _type_name(value):
+    if type(value) is dict:
+        return "dict:" + ",".join(sorted({type(v).__name__ for v in value.values()}))
+    return type(value).__name__
+
+
+def _call(c, op):
+    kind = op[0]
+    if kind == "add":
+        return c.add(op[1], op[2])
+    if kind == "get":
+        return c.get(op[1])
+    if kind == "take":
+        return c.take(op[1])
+    if kind == "move":
+        return c.move(op[1], op[2], op[3])
+    if kind == "snapshot":
+        return c.snapshot(list(op[1]))
+    raise ValueError(f"unknown operation {kind!r}")
+
+
+def drive(plans, initial=None, seed=0):
+    """Run each plan on its own judge thread, all released together, over one Counters
+    on one JitteredStore. Returns results[i][j], what operation j of thread i returned
+    (or "error: ..."), the type name of each returned value, the store's final contents,
+    every write the store received (in the order applied) and the store's clock when
+    each call's answer arrived, and how many threads stopped making progress."""
+    store = JitteredStore(initial, seed)
+    c = Counters(store.handed)
+    n = len(plans)
+    barrier = threading.Barrier(n)
+    results = [[] for _ in range(n)]
+    returned_at = [[] for _ in range(n)]  # the store's clock when each answer arrived here
+    types = set()
+    failures = []
+    progress = [0]
+
+    def body(i):
+        try:
+            store.bind(i)
+            barrier.wait()
+            for op in plans[i]:
+                try:
+                    value = _call(c, op)
+                except Exception as exc:  # reported; the test fails on it
+                    value = f"error: {type(exc).__name__}: {exc}"
+                returned_at[i].append(store.now())
+                types.add(_type_name(value))
+                results[i].append(value)
+                progress[0] += 1
+        except BaseException as exc:
+            failures.append(f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=body, args=(i,), name=f"counters-{i}", daemon=True) for i in range(n)]
+    for t in threads:
+        t.start()
+    last, last_change = -1, time.monotonic()
+    while any(t.is_alive() for t in threads):
+        time.sleep(0.02)
+        if progress[0] != last:
+            last, last_change = progress[0], time.monotonic()
+        elif time.monotonic() - last_change > STALL_S:
+            break
+    stuck = sum(t.is_alive() for t in threads)
+    return {"results": [list(per) for per in results], "returned_at": [list(per) for per in returned_at],
+            "types": sorted(types), "store": dict(store.data), "writes": list(store.writes),
+            "failures": list(failures), "stuck": stuck}
+
+
 def run(plans, initial=None, seed=0):
-    seen = P.run(plans, initial, seed)
+    seen = drive(plans, initial, seed)
     assert seen["failures"] == [], seen["failures"]
     assert seen["stuck"] == 0, f"{seen['stuck']} threads made no progress for 10 s: deadlocked"
     errors = [r for per in seen["results"] for r in per if isinstance(r, str)]
     assert errors == [], f"{len(errors)} calls raised, first: {errors[0]}"
     assert set(seen["types"]) <= {"int", "NoneType", "dict:int", "dict:"}, seen["types"]
-    assert seen["yields"] > 0, "the tracer saw none of the solution's code run"
+    assert all(type(v) is int for v in seen["store"].values()), seen["store"]
     return seen
 
 
@@ -156,6 +296,21 @@ def test_add_returns_each_value_exactly_once():
     assert sorted(tickets) == list(range(1, N_THREADS * OPS + 1))
     for per in seen["results"]:  # one thread's tickets only grow
         assert per == sorted(per)
+    # Once add returned v, the store holds the current value, which here only grows: no
+    # write applied after that answer reached the judge may put back less than v (a
+    # stale write still in flight from another thread would). Sound for any right
+    # answer: its writes after that moment hold values the counter had after v.
+    writes = seen["writes"]
+    assert all(key == "ticket" for _, key, _ in writes), writes[:5]
+    least_after = [None] * (len(writes) + 1)  # least value written by writes[j:]
+    for j in range(len(writes) - 1, -1, -1):
+        value = writes[j][2]
+        least_after[j] = value if least_after[j + 1] is None else min(value, least_after[j + 1])
+    for per, at in zip(seen["results"], seen["returned_at"]):
+        for ticket, clock in zip(per, at):
+            later = least_after[clock]  # writes[clock:] have seq > clock
+            assert later is None or later >= ticket, \
+                f"add returned {ticket}, then the store was set back to {later}"
 
 
 def test_take_loses_no_increment():
