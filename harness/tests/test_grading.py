@@ -36,20 +36,6 @@ def test_wrong_solution_fails_with_the_failing_ids_kept(fixture_task, sandbox):
     assert "test_add.py::test_add_negative" in outcome.failed_tests
 
 
-def test_first_failure_stops_at_the_first_failing_test_with_a_full_runs_verdict(fixture_task, plain_sandbox):
-    """`sb mutants` grades with first_failure: the first failing test in run order is the one
-    a full run fails first, the verdict is the same, and the tests not run are not counted
-    as failing (they are missing, and a pass is still impossible without them)."""
-    expected = expected_ids(fixture_task, plain_sandbox)
-    full = grade(fixture_task, WRONG, plain_sandbox, expected)
-    first = grade(fixture_task, WRONG, plain_sandbox, expected, first_failure=True)
-    assert full.status == first.status == Status.FAILED
-    assert first.counts["failed"] == 1 < full.counts["failed"]
-    assert first.counts["missing"] == len(expected) - first.counts["passed"] - 1
-    assert len(first.failed_tests) == 1 and first.failed_tests[0] in full.failed_tests
-    assert grade(fixture_task, GOOD, plain_sandbox, expected, first_failure=True).passed
-
-
 def test_undeclared_files_are_dropped_and_recorded(fixture_task, plain_sandbox):
     files = {**GOOD, "conftest.py": b"raise SystemExit(0)\n", "notes/x.txt": b"hi"}
     outcome = grade(fixture_task, files, plain_sandbox, expected_ids(fixture_task, plain_sandbox))

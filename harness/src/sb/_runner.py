@@ -1,8 +1,7 @@
 """The judge: runs the hidden tests and writes the record. Standalone: imports nothing of
 the installed `sb` (the grader lays `sb/judge.py` and `sb/_wire.py` beside this file).
 
-Usage: python -s -B -P _runner.py HARNESS_DIR TESTS_DIR INI RECORD_FD WIRE_FD SOLUTION_DIR MODULES SCOPE
-(SCOPE: `all`, or `first-failure` to stop at the first failing test, as `sb mutants` does)
+Usage: python -s -B -P _runner.py HARNESS_DIR TESTS_DIR INI RECORD_FD WIRE_FD SOLUTION_DIR MODULES
 
 The judge never imports the solution: the modules the starter declares are served by the
 worker process over the wire (sb.judge). It writes one JSON line per event to RECORD_FD:
@@ -67,7 +66,7 @@ def _tail(text, limit=MESSAGE_LIMIT):
 
 
 def main(argv):
-    harness_dir, tests_dir, ini, record_fd, wire_fd, solution_dir, modules, scope = argv[1:9]
+    harness_dir, tests_dir, ini, record_fd, wire_fd, solution_dir, modules = argv[1:8]
     channel = Channel(int(record_fd))
     sys.path.insert(0, harness_dir)
     from sb import judge
@@ -81,8 +80,7 @@ def main(argv):
             # The record keeps only each exception's own text; pytest's long tracebacks (source
             # and locals of every frame) cost a failing test up to ~0.3 s of CPU, five times a
             # whole failing grading, for an output tail nobody parses. Native ones are cheap.
-            "--tb=native",
-            *(["--maxfail=1"] if scope == "first-failure" else [])]
+            "--tb=native"]
     try:
         status = int(pytest.main(args, plugins=[Recorder(channel)]))
     except BaseException as exc:  # a bug in a hidden test's module-level code, say

@@ -143,30 +143,29 @@ class MutantCheck:
                 "expected": self.expected, "actual": self.actual, "ok": self.ok, "detail": self.detail}
 
 
-def mutants_all(tasks: list, executor, references, on_result=None, every_test: bool = False) -> list:
+def mutants_all(tasks: list, executor, references, on_result=None) -> list:
     """Every mutant of every task, each one unit of work on the executor, against the
-    reference's ids (`references`: sb.parallel.References); a list of checks per task.
-    Each grading stops at its first failing test unless `every_test` (caught is caught)."""
+    reference's ids (`references`: sb.parallel.References); a list of checks per task."""
     from sb.parallel import in_order
-    return in_order([_mutants(task, executor, references, every_test) for task in tasks], on_result)
+    return in_order([_mutants(task, executor, references) for task in tasks], on_result)
 
 
-def _mutants(task, executor, references, every_test: bool = False):
+def _mutants(task, executor, references):
     from sb.executors.base import resolved
     from sb.parallel import then
     early = executor.precheck(task)
     if early is not None:
         return resolved(_unchecked(task, early.detail))
-    return then(references.future(task), lambda reference: _graded_mutants(task, executor, reference, every_test))
+    return then(references.future(task), lambda reference: _graded_mutants(task, executor, reference))
 
 
-def _graded_mutants(task, executor, reference, every_test: bool = False):
+def _graded_mutants(task, executor, reference):
     from sb.executors.base import outcome_of
     from sb.parallel import gather, then
     if not reference.ok:
         return _unchecked(task, reference.failure.detail)
-    return gather([then(executor.grading(task, task.mutant_solution(m), reference.ids, not every_test),
-                        lambda result, m=m: mutant_check(task, m, outcome_of(task.slug, result), not every_test))
+    return gather([then(executor.grading(task, task.mutant_solution(m), reference.ids),
+                        lambda result, m=m: mutant_check(task, m, outcome_of(task.slug, result)))
                    for m in task.mutants])
 
 
@@ -174,19 +173,14 @@ def _unchecked(task, detail: str) -> list:
     return [MutantCheck(task.slug, m.name, m.description, m.expected, "unchecked", detail) for m in task.mutants]
 
 
-def mutant_check(task, mutant, outcome: Outcome, stopped_at_first: bool = False) -> MutantCheck:
-    """What grading `mutant` gave, against what its mutant.yaml expects (`stopped_at_first`:
-    the grading stopped at its first failing test, so only that one is named)."""
+def mutant_check(task, mutant, outcome: Outcome) -> MutantCheck:
+    """What grading `mutant` gave, against what its mutant.yaml expects."""
     if outcome.passed:
         actual, detail = "survives", "every hidden test passed"
     elif outcome.evidence:
         actual = "caught"
-        if not outcome.failed_tests:
-            detail = outcome.summary()
-        elif stopped_at_first:
-            detail = f"{outcome.status.value} at {outcome.failed_tests[0]}"
-        else:
-            detail = f"{outcome.status.value}: {len(outcome.failed_tests)} failing, e.g. {outcome.failed_tests[0]}"
+        detail = f"{outcome.status.value}: {len(outcome.failed_tests)} failing, e.g. {outcome.failed_tests[0]}" \
+            if outcome.failed_tests else outcome.summary()
     else:
         actual, detail = "unchecked", outcome.summary()
     return MutantCheck(task.slug, mutant.name, mutant.description, mutant.expected, actual, detail)
@@ -221,7 +215,7 @@ class GeneratedReport:
                 "results": [r.to_dict() for r in self.results]}
 
 
-def generated_for_task(task, executor, references, every_test: bool = False) -> GeneratedReport:
+def generated_for_task(task, executor, references) -> GeneratedReport:
     """Every generated mutant of `task` graded on the executor (`references`:
     sb.parallel.References, shared by the command's tasks)."""
     import time
@@ -233,6 +227,6 @@ def generated_for_task(task, executor, references, every_test: bool = False) -> 
     reference = references.future(task).result()
     if not reference.ok:
         return GeneratedReport(task.slug, [], [], problem=reference.failure.detail)
-    results = check_generated(task, executor, reference.ids, every_test=every_test)
+    results = check_generated(task, executor, reference.ids)
     stale = stale_equivalents(task, {m.id for m in generate(task)})
     return GeneratedReport(task.slug, results, stale, wall_s=round(time.monotonic() - started, 1))

@@ -91,7 +91,7 @@ def generate(task) -> list:
     return found
 
 
-def check_generated(task, executor, expected: list, on_result=None, every_test: bool = False) -> list:
+def check_generated(task, executor, expected: list, on_result=None) -> list:
     """Grade each generated mutant of `task` on the (started) executor, against the
     reference's test ids `expected`; the results in generation order."""
     from sb.executors.base import outcome_of
@@ -109,7 +109,7 @@ def check_generated(task, executor, expected: list, on_result=None, every_test: 
         detail = outcome.failed_tests[0] if outcome.failed_tests else outcome.status.value
         return GeneratedResult(task.slug, mutant.id, "killed", detail)
 
-    futures = [then(executor.grading(task, {**task.reference_files, m.file: m.source}, expected, not every_test),
+    futures = [then(executor.grading(task, {**task.reference_files, m.file: m.source}, expected),
                     lambda result, m=m: verdict(m, result)) for m in generate(task)]
     return in_order(futures, on_result)
 

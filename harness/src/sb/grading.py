@@ -108,19 +108,15 @@ def precheck(task: Task) -> Outcome | None:
     return None
 
 
-def grade(task: Task, files: FileSet, sandbox: Sandbox, expected: list | None = None,
-          first_failure: bool = False) -> Outcome:
-    """Grade a solver's files. `expected` is the reference's test ids (None: grading the reference).
-    `first_failure`: stop at the first failing test (`sb mutants` asks only whether a wrong
-    version is caught; the tests are run in the same order, so the first failure and the
-    verdict are those of a full run, and the tests after it are not counted as failing)."""
+def grade(task: Task, files: FileSet, sandbox: Sandbox, expected: list | None = None) -> Outcome:
+    """Grade a solver's files. `expected` is the reference's test ids (None: grading the reference)."""
     early = precheck(task)
     if early:
         return early
     declared = {name: data for name, data in files.items() if name in task.starter_files}
     dropped = sorted(set(files) - set(declared))
-    record, completed = execute(task, declared, sandbox, first_failure)
-    outcome = decide(task, record, completed, expected, sandbox, first_failure)
+    record, completed = execute(task, declared, sandbox)
+    outcome = decide(task, record, completed, expected, sandbox)
     outcome.dropped_files = dropped
     outcome.isolation = completed.isolation
     return outcome
@@ -129,7 +125,7 @@ def grade(task: Task, files: FileSet, sandbox: Sandbox, expected: list | None = 
 JUDGE_GRACE_S = 10  # the judge outlives the worker's limit by this much, to record what a timeout left
 
 
-def execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: bool = False):
+def execute(task: Task, solution: FileSet, sandbox: Sandbox):
     """Lay out a fresh grading directory and run the hidden tests once: the judge and the
     solution's worker start together, each in its own sandbox, joined by a socket pair."""
     with temporary_directory(f"sb-{task.slug}-") as tmp:
@@ -139,7 +135,7 @@ def execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: bool
         judge_end, worker_end = (s.detach() for s in socket.socketpair())
         cancel = threading.Event()
         worker_job = _worker_job(task, layout, worker_end, cancel)
-        judge_job = _judge_job(task, layout, record_fd, judge_end, first_failure)
+        judge_job = _judge_job(task, layout, record_fd, judge_end)
         worker_done: dict = {}
         thread = threading.Thread(target=lambda: worker_done.update(completed=sandbox.run(worker_job)), daemon=True)
         try:  # started inside: an interrupt that lands in start() still cancels the worker's sandbox
@@ -170,11 +166,11 @@ def _worker_job(task: Task, layout: dict, fd: int, cancel) -> Job:
                private_writes_mb=PRIVATE_WRITES_MB)
 
 
-def _judge_job(task: Task, layout: dict, record_fd: int, fd: int, first_failure: bool = False) -> Job:
+def _judge_job(task: Task, layout: dict, record_fd: int, fd: int) -> Job:
     view = python_view(tuple(task.meta.deps), JUDGE_DISTRIBUTIONS)
     argv = [sys.executable, *_PY_FLAGS, str(layout["judge"] / "runner.py"), str(layout["judge"]),
             str(layout["hidden_tests"]), str(layout["judge"] / "pytest.ini"), str(record_fd), str(fd),
-            str(layout["solution_copy"]), ",".join(solution_modules(task)), "first-failure" if first_failure else "all"]
+            str(layout["solution_copy"]), ",".join(solution_modules(task))]
     readable = (*view.readable, *(str(layout[k]) for k in ("judge", "hidden_tests", "solution_copy")))
     return Job(argv=argv, cwd=layout["solution_copy"], env=_env(layout["jscratch"], view),
                timeout_s=task.meta.time_limit_s + JUDGE_GRACE_S, writable=(layout["jscratch"],), readable=readable,
@@ -279,8 +275,7 @@ def _device_holders(task: Task, completed) -> list:
     return device_holders(task.meta)
 
 
-def decide(task: Task, record: Record, completed, expected: list | None, sandbox: Sandbox,
-           first_failure: bool = False) -> Outcome:
+def decide(task: Task, record: Record, completed, expected: list | None, sandbox: Sandbox) -> Outcome:
     """The verdict, from the record alone (the exit status is only cross-checked)."""
     outcomes = record.test_outcomes()
     base = dict(slug=task.slug, duration_s=round(completed.duration_s, 3), counts=_counts(outcomes, expected),
@@ -300,7 +295,7 @@ def decide(task: Task, record: Record, completed, expected: list | None, sandbox
         return Outcome(status=Status.TAMPERED, detail=problem, failed_tests=_failed(outcomes, expected), **base)
     if record.collect_errors:
         return _collection_outcome(task, record, sandbox, base)
-    return _test_verdict(outcomes, expected, record, base, first_failure)
+    return _test_verdict(outcomes, expected, record, base)
 
 
 def _tamper_evidence(record: Record, completed) -> str:
@@ -324,12 +319,9 @@ def _collection_outcome(task: Task, record: Record, sandbox: Sandbox, base: dict
     return Outcome(status=Status.COLLECTION_ERROR, detail=_tail(detail), **base)
 
 
-def _test_verdict(outcomes: dict, expected: list | None, record: Record, base: dict,
-                  first_failure: bool = False) -> Outcome:
+def _test_verdict(outcomes: dict, expected: list | None, record: Record, base: dict) -> Outcome:
     wanted = sorted(outcomes) if expected is None else expected
     failed = _failed(outcomes, expected)
-    if first_failure and record.ended:  # stopped at a failure: the tests after it did not fail, they did not run
-        failed = [nodeid for nodeid in failed if nodeid in outcomes] or failed
     if not wanted:
         return Outcome(status=Status.HARNESS_ERROR, detail="no test ran", **base)
     if failed:

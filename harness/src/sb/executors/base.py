@@ -45,13 +45,12 @@ class Work:
     fingerprint: str
     check: str = "grade"
     accelerator: str | None = None  # the device the grading needs: cuda, metal, or none
-    first_failure: bool = False     # stop at the first failing test (sb mutants: caught or not)
 
     @classmethod
-    def grading(cls, task, files: dict, isolation: str, expected, first_failure: bool = False) -> "Work":
+    def grading(cls, task, files: dict, isolation: str, expected) -> "Work":
         declared = {name: data for name, data in files.items() if name in task.starter_files}
         return cls(task.slug, declared, isolation, None if expected is None else tuple(expected),
-                   task.content_hash, fingerprint(), "grade", needed_device(task), first_failure)
+                   task.content_hash, fingerprint(), "grade", needed_device(task))
 
     @classmethod
     def validation(cls, task, isolation: str) -> "Work":
@@ -143,9 +142,9 @@ class Executor(ABC):
         from sb.grading import precheck
         return precheck(task)
 
-    def grading(self, task, files: dict, expected, first_failure: bool = False) -> Future:
+    def grading(self, task, files: dict, expected) -> Future:
         """submit() for the common case: `files` of `task`, in the started sandbox."""
-        return self.submit(Work.grading(task, files, self.sandbox.name, expected, first_failure))
+        return self.submit(Work.grading(task, files, self.sandbox.name, expected))
 
     @abstractmethod
     def submit(self, work: Work) -> Future:
@@ -201,7 +200,7 @@ def refusal(work: Work, task, sandbox, where: str) -> str:
 def _perform_grade(work: Work, task, sandbox) -> dict:
     from sb.grading import grade
     expected = None if work.expected is None else list(work.expected)
-    return {"outcome": outcome_data(grade(task, work.files, sandbox, expected, work.first_failure))}
+    return {"outcome": outcome_data(grade(task, work.files, sandbox, expected))}
 
 
 def _perform_validate(work: Work, task, sandbox) -> dict:
