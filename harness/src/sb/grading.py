@@ -222,7 +222,8 @@ def _lay_out(root: Path, task: Task, solution: FileSet) -> dict:
     write_files(layout["wire"], {"_wire.py": wire, "_worker.py": package.joinpath("_worker.py").read_bytes()})
     write_files(layout["judge"], {"runner.py": package.joinpath("_runner.py").read_bytes(), "pytest.ini": b"[pytest]\n",
                                   "sb/__init__.py": b"", "sb/_wire.py": wire,
-                                  "sb/judge.py": package.joinpath("judge.py").read_bytes()})
+                                  "sb/judge.py": package.joinpath("judge.py").read_bytes(),
+                                  "sb/source_checks.py": package.joinpath("source_checks.py").read_bytes()})
     return layout
 
 

@@ -21,10 +21,11 @@ from fractions import Fraction
 
 import pytest
 
-from sb.judge import probe
+from sb.judge import probe, solution_source
 from bucket import RateLimiter, TokenBucket
 
 from _clock import FakeClock, MovingClock, SlowClock
+from sb.source_checks import module_uses
 
 P = probe("_probe_bucket.py")
 
@@ -352,3 +353,8 @@ def test_limiter_first_use_of_a_key_from_many_threads():
 
 def test_time_comes_only_from_the_injected_clock():
     assert P.time_module_use(4, 2) == {}
+    # The probe's watch above patches the time module only while the calls run: a
+    # function bound at import (`from time import monotonic`) passes it. So the source
+    # is also read here in the judge, never run (see sb.source_checks for what it covers).
+    uses = module_uses(solution_source("bucket.py"), "time", "bucket.py")
+    assert not uses, "time must come only from the injected clock: " + "; ".join(uses)
