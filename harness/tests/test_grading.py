@@ -181,3 +181,24 @@ def test_bwrap_never_closes_a_passed_descriptor_twice(tmp_path, monkeypatch):
     bwrap.BwrapSandbox().run(job)
     os.fstat(reused[0])  # still open
     os.close(reused[0])
+
+
+def test_a_solution_thread_is_answered_while_the_test_waits_on_its_own(task_copy, plain_sandbox):
+    """A call from a thread the solution started reaches the judge's object at once, not
+    only when the test next calls into the worker: here the test never does, it waits on
+    an event only that call can set."""
+    from sb.task import load_task_dir
+    folder = task_copy()
+    (folder / "hidden_tests" / "test_callback.py").write_text(
+        "import threading\nfrom adder import add\n\n"
+        "def test_called_back_from_a_solution_thread():\n"
+        "    called = threading.Event()\n"
+        "    add(called.set, None)\n"
+        "    assert called.wait(20)  # a bound on a hang, not a timing: the answer takes milliseconds\n")
+    task = load_task_dir(folder, package="callback")
+    starts_a_thread = {"adder.py": b"import threading\n\ndef add(a, b):\n    if callable(a):\n"
+                                   b"        threading.Thread(target=a).start()\n        return None\n"
+                                   b"    return a + b\n"}
+    outcome = grade(task, starts_a_thread, plain_sandbox)
+    assert outcome.status == Status.PASSED, outcome.detail
+    assert outcome.counts["passed"] == 6

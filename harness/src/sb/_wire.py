@@ -31,6 +31,7 @@ MAX_BUFFER_BYTES = 512 << 20
 MAX_BUFFERS = 100_000
 MAX_DEPTH = 64
 MAX_TEXT = 4000
+MAX_CONVERSATIONS = 1024  # threads one side may open on the other (a task drives 50 at once)
 _HEAD = struct.Struct(">II")
 _LEN = struct.Struct(">Q")
 _DTYPE_KINDS = "biufcSUM m?"  # no object, void or structured dtypes ever cross
@@ -579,6 +580,7 @@ class Peer:
         self.local = threading.local()
         self.import_hook = None
         self.probe_sources = {}
+        self.peer_prefix = "j" if serves_imports else "w"  # how the other side names its threads
 
     # -- handles
 
@@ -723,8 +725,8 @@ class Peer:
         conv = doc.get("conv")
         if not isinstance(conv, str) or len(conv) > 64:
             raise ProtocolError("a message without a conversation")
-        if doc.get("kind") == "request" and self.serves_imports and conv.startswith("j"):
-            self._worker_thread(conv).put((doc, buffers))
+        if doc.get("kind") == "request" and conv.startswith(self.peer_prefix):
+            self._conversation_thread(conv).put((doc, buffers))
             return
         with self.lock:
             target = self.queues.get(conv)
@@ -734,13 +736,19 @@ class Peer:
             target = self.background
         target.put((doc, buffers))
 
-    def _worker_thread(self, conv):
-        """Each judge thread gets a thread here, so concurrent calls run concurrently."""
+    def _conversation_thread(self, conv):
+        """Each thread on the other side gets a thread here, so concurrent calls run
+        concurrently and a call is served the moment it arrives, whatever this side's own
+        threads are doing (a solution's thread reading the judge's clock while the test
+        waits on an event, say). Bounded: a peer cannot make threads without end."""
         with self.lock:
             existing = self.queues.get(conv)
             if existing is not None:
                 return existing
+            if len(self.conversation_threads) >= MAX_CONVERSATIONS:
+                raise ProtocolError(f"more than {MAX_CONVERSATIONS} conversations")
             inbox = self.queues[conv] = queue.Queue()
+            self.conversation_threads[conv] = True
         thread = threading.Thread(target=self._conversation_loop, args=(conv, inbox), daemon=True)
         thread.start()
         return inbox
