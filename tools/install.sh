@@ -91,9 +91,13 @@ sb_uv_sources
 # 40 s here): gradings run with PYTHONDONTWRITEBYTECODE in a read-only view, so without it
 # every judge and every worker compiled torch from source again (import torch, numpy, pytest:
 # 6.5 s of CPU without .pyc, 3.1 s with them, on this 2-core machine).
+# SB_INSTALL_NO_BYTECODE=1 leaves it out (harness/tests/test_lock.py, whose three venvs are
+# about the lock and the fingerprint, neither of which .pyc files change).
+bytecode=(--compile-bytecode)
+[ -n "${SB_INSTALL_NO_BYTECODE:-}" ] && bytecode=()
 sdists=()
 for name in $(sed -n 's/^# sb-lock-sdists://p' "$lock"); do sdists+=(--no-binary "$name"); done
-CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$uv" pip sync --quiet --python "$py" --require-hashes --compile-bytecode \
+CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$uv" pip sync --quiet --python "$py" --require-hashes "${bytecode[@]}" \
   "${UV_SOURCES[@]}" --only-binary :all: "${sdists[@]}" --build-constraint locks/build.txt "$lock"
 
 # SB_INSTALL_TASKS=0: the harness alone (harness/tests/test_lock.py: task packages are not

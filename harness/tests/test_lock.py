@@ -245,7 +245,7 @@ def test_two_fresh_venvs_from_the_lock_are_one_toolchain(tmp_path):
     matter of seconds."""
     def build(name, before=None):
         venv = tmp_path / name
-        env = sb_env(VENV=str(venv), SB_INSTALL_NO_APT="1", SB_INSTALL_TASKS="0")
+        env = sb_env(VENV=str(venv), SB_INSTALL_NO_APT="1", SB_INSTALL_TASKS="0", SB_INSTALL_NO_BYTECODE="1")
         if before:
             before(venv)
         start = time.monotonic()
