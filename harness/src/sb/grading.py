@@ -179,6 +179,7 @@ def _judge_job(task: Task, layout: dict, record_fd: int, fd: int) -> Job:
 
 
 _PY_FLAGS = ("-s", "-B", "-P")
+JUDGE_HELPERS = ("source_checks.py", "sqlite_facade.py")  # task authors' tools (standalone), laid beside sb.judge
 WATCHED_PREIMPORTS = ("numpy", "torch")
 
 
@@ -223,7 +224,7 @@ def _lay_out(root: Path, task: Task, solution: FileSet) -> dict:
     write_files(layout["judge"], {"runner.py": package.joinpath("_runner.py").read_bytes(), "pytest.ini": b"[pytest]\n",
                                   "sb/__init__.py": b"", "sb/_wire.py": wire,
                                   "sb/judge.py": package.joinpath("judge.py").read_bytes(),
-                                  "sb/source_checks.py": package.joinpath("source_checks.py").read_bytes()})
+                                  **{f"sb/{name}": package.joinpath(name).read_bytes() for name in JUDGE_HELPERS}})
     return layout
 
 

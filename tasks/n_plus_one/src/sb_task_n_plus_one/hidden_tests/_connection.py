@@ -6,10 +6,10 @@ here. So nothing the solution does in its own process (replacing a trace callbac
 rewriting a recorder found on the stack, patching sqlite3) reaches the count. The real
 connection and cursor stay in private attributes, which the wire never lets the
 solution's side read: had `execute` returned the sqlite3 cursor itself, its public
-`.connection` would hand over `set_trace_callback`.
+`.connection` would hand over `set_trace_callback`. The cursor is sb.sqlite_facade's.
 """
 
-import sqlite3
+from sb.sqlite_facade import Cursor
 
 OFFERED = "execute, executemany, cursor and in_transaction"
 # Far above the 3 statements a call may take, so a call that reaches it has failed the
@@ -34,7 +34,7 @@ class ShopConnection:
         return self.cursor().executemany(sql, seq_of_params)
 
     def cursor(self):
-        return ShopCursor(self._db.cursor(), self._within_cap)
+        return Cursor(self._db.cursor(), lambda sql, sets: self._within_cap(len(sets)))
 
     @property
     def in_transaction(self):
@@ -66,69 +66,3 @@ class ShopConnection:
         raise TypeError("the connection handed to customer_report is not a context manager "
                         "(`with conn:` would commit or roll back the caller's transaction)")
 
-
-class ShopCursor:
-    """A DB-API cursor: execute, executemany, fetchone, fetchmany, fetchall, iteration,
-    description, rowcount, lastrowid, arraysize (read only) and close. Rows are tuples."""
-
-    def __init__(self, cursor, within_cap):
-        self._cursor, self._within_cap = cursor, within_cap
-
-    def execute(self, sql, params=()):
-        self._within_cap(1)
-        self._cursor.execute(sql, _parameters(params))
-        return self
-
-    def executemany(self, sql, seq_of_params):
-        params = [_parameters(p) for p in seq_of_params]
-        self._within_cap(len(params))
-        self._cursor.executemany(sql, params)
-        return self
-
-    def fetchone(self):
-        return self._cursor.fetchone()
-
-    def fetchmany(self, size=None):
-        return self._cursor.fetchmany(self._cursor.arraysize if size is None else size)
-
-    def fetchall(self):
-        return self._cursor.fetchall()
-
-    def close(self):
-        self._cursor.close()
-
-    @property
-    def description(self):
-        return self._cursor.description
-
-    @property
-    def rowcount(self):
-        return self._cursor.rowcount
-
-    @property
-    def lastrowid(self):
-        return self._cursor.lastrowid
-
-    @property
-    def arraysize(self):
-        return self._cursor.arraysize
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        row = self._cursor.fetchone()
-        if row is None:
-            raise StopIteration
-        return row
-
-    def __getattr__(self, name):
-        raise AttributeError(f"the cursor has no {name!r}: it offers execute, executemany, fetchone, "
-                             "fetchmany, fetchall, close, iteration, description, rowcount, lastrowid "
-                             "and arraysize, nothing else")
-
-
-def _parameters(params):
-    """A dict (named parameters) or a tuple: what arrived by value from the solution, or
-    the items of a handle it passed, read once here."""
-    return dict(params) if isinstance(params, dict) else tuple(params)

@@ -1,0 +1,65 @@
+"""sb.sqlite_facade: the judge-side cursor the SQL tasks hand their solutions."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from sb.grading import JUDGE_HELPERS
+from sb.sqlite_facade import Cursor, parameters, statement_text
+
+
+@pytest.fixture
+def db():
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (a INTEGER, b TEXT)")
+    yield conn
+    conn.close()
+
+
+def facade(db, seen):
+    return Cursor(db.cursor(), lambda sql, sets: seen.append((sql, list(sets))))
+
+
+def test_every_statement_is_noted_before_sqlite_runs_it(db):
+    seen = []
+    cursor = facade(db, seen)
+    cursor.executemany("INSERT INTO t VALUES (?, ?)", [[1, "x"], (2, "y")])
+    with pytest.raises(sqlite3.OperationalError):
+        cursor.execute("SELECT nope FROM t WHERE a = :a", {"a": 1})
+    assert seen == [("INSERT INTO t VALUES (?, ?)", [(1, "x"), (2, "y")]),
+                    ("SELECT nope FROM t WHERE a = :a", [{"a": 1}])]  # noted though it failed
+
+
+def test_it_reads_like_a_dbapi_cursor(db):
+    db.executemany("INSERT INTO t VALUES (?, ?)", [(i, str(i)) for i in range(5)])
+    cursor = facade(db, [])
+    assert cursor.execute("SELECT a FROM t ORDER BY a") is cursor
+    assert cursor.fetchone() == (0,)
+    assert cursor.fetchmany(2) == [(1,), (2,)]
+    assert list(cursor) == [(3,), (4,)]
+    assert cursor.description[0][0] == "a"
+    cursor.execute("INSERT INTO t VALUES (?, ?)", (9, "9"))
+    assert (cursor.rowcount, cursor.lastrowid, cursor.arraysize) == (1, 6, 1)
+    cursor.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        cursor.fetchall()
+
+
+def test_anything_else_is_refused_by_name(db):
+    cursor = facade(db, [])
+    with pytest.raises(AttributeError, match="has no 'connection'.*it offers execute"):
+        cursor.connection
+
+
+def test_only_text_is_a_statement_and_parameters_are_read_once():
+    with pytest.raises(TypeError, match="must be a str, not bytes"):
+        statement_text(b"SELECT 1")
+    assert type(statement_text(type("S", (str,), {})("SELECT 1"))) is str
+    assert parameters(iter([1, 2])) == (1, 2)
+    assert parameters({"a": 1}) == {"a": 1}
+
+
+def test_the_grader_lays_it_beside_sb_judge():
+    assert "sqlite_facade.py" in JUDGE_HELPERS
