@@ -18,6 +18,10 @@ CURSOR_OFFERS = ("execute, executemany, fetchone, fetchmany, fetchall, close, it
                  "rowcount, lastrowid and arraysize")
 
 
+def _read_only(name):
+    return property(lambda self: getattr(self._cursor, name), doc=f"the real cursor's {name}, read only")
+
+
 class Cursor:
     """A DB-API cursor: execute, executemany, fetchone, fetchmany, fetchall, iteration,
     description, rowcount, lastrowid, arraysize (read only) and close. Rows are tuples.
@@ -51,21 +55,8 @@ class Cursor:
     def close(self):
         self._cursor.close()
 
-    @property
-    def description(self):
-        return self._cursor.description
-
-    @property
-    def rowcount(self):
-        return self._cursor.rowcount
-
-    @property
-    def lastrowid(self):
-        return self._cursor.lastrowid
-
-    @property
-    def arraysize(self):
-        return self._cursor.arraysize
+    description, rowcount, lastrowid, arraysize = (_read_only(name) for name in
+                                                   ("description", "rowcount", "lastrowid", "arraysize"))
 
     def __iter__(self):
         return self
