@@ -7,8 +7,21 @@ through the proxy, and the wire gives every judge thread a thread of its own in 
 solution's process, so the 50 calls run concurrently there on real threads, and each
 store call they make comes back to the judge thread that asked. What every call
 returned, its type and the store's final contents are observed here; every expectation
-(plain sums, conservation of units) is computed here. No probe runs in the solution's
-process: there is nothing there for the solution to switch off.
+(plain sums, conservation of units) is computed here.
+
+One test (test_threads_meeting_a_new_key_lose_no_add) also drives threads from a probe
+in the solution's process (_probe_first_use), for races whose window holds no store
+call (state made on a key's first use by an unguarded check-then-set): the judge's
+delays cannot widen such a window, and the judge's threads cannot start calls together
+closely enough to enter it (their calls reach the worker one frame at a time).
+Measured on a lazily made per-key lock: rounds released by a barrier in the judge lost
+no add in 70, 40 of them with the worker's switch interval set to 1 us; released by a
+barrier in the worker with that switch interval, about one round in 20 did. So the
+probe releases its threads together on a barrier and pauses them, now and then,
+between bytecodes of the solution's code. It only widens windows and holds no expected
+value: the store stays here and what it holds is checked here. A solution that
+switches the probe's tracer off (sys.settrace) loses only that widening: every other
+test is as it was, with nothing in the solution's process.
 
 Near certain for a wrong answer: every store call is a round trip to the judge, and the
 judge sleeps inside every get (both before and after it reads) and every set, for a
@@ -19,17 +32,26 @@ and every unguarded read-modify-write of the store, every gap between two lock h
 that contains a store call, is entered by other threads' calls on practically every
 operation; each test runs hundreds of operations. Measured on the hand mutants: every
 one fails every run.
+In the probe's test each of 20 rounds loses an add for such a solution with
+probability about 3/4 (measured: 76 of 100 rounds with the check and the set on two
+lines, 81 of 100 with both on one line), so all 20 miss with probability about 1e-12.
 False-failure probability for a right answer: 0. A correct implementation is exact
-under every interleaving, none of the assertions depends on timing, and the only time
-bound is the deadlock detector (10 s without a single completed operation, where a
-correct run completes one every few milliseconds).
+under every interleaving (Python may switch threads between any two bytecodes, which is
+all the probe's pauses do), none of the assertions depends on timing, and the only time
+bound is the deadlock detector (10 s without a single completed operation, or in the
+probe's test without a single store call, where a correct run makes one every few
+milliseconds).
 """
 import random
 import threading
 import time
 from collections import Counter as Tally
 
+from sb.judge import probe
+
 from counters import Counters
+
+FIRST_USE = probe("_probe_first_use.py")
 
 N_THREADS = 50
 OPS = 6  # per thread: 300 operations a test, each racing on nearly every step
@@ -78,14 +100,20 @@ class DictStore:
     def __init__(self, initial=None):
         self.data = dict(initial or {})
         self.calls = 0
+        # Judge threads serve the solution's calls at once, and the deadlock watch reads it.
+        self._counting = threading.Lock()
         self.handed = StoreFacade(self)
 
+    def _count(self):
+        with self._counting:
+            self.calls += 1
+
     def get(self, key):
-        self.calls += 1
+        self._count()
         return self.data.get(key, 0)
 
     def set(self, key, value):
-        self.calls += 1
+        self._count()
         self.data[key] = value
 
 
@@ -191,17 +219,24 @@ def drive(plans, initial=None, seed=0):
     threads = [threading.Thread(target=body, args=(i,), name=f"counters-{i}", daemon=True) for i in range(n)]
     for t in threads:
         t.start()
-    last, last_change = -1, time.monotonic()
-    while any(t.is_alive() for t in threads):
-        time.sleep(0.02)
-        if progress[0] != last:
-            last, last_change = progress[0], time.monotonic()
-        elif time.monotonic() - last_change > STALL_S:
-            break
-    stuck = sum(t.is_alive() for t in threads)
+    stuck = watch(threads, lambda: progress[0])
     return {"results": [list(per) for per in results], "returned_at": [list(per) for per in returned_at],
             "types": sorted(types), "store": dict(store.data), "writes": list(store.writes),
             "failures": list(failures), "stuck": stuck}
+
+
+def watch(threads, progress):
+    """Wait for the threads; give up after STALL_S without `progress()` changing.
+    Returns how many threads are still running (stuck)."""
+    last, last_change = None, time.monotonic()
+    while any(t.is_alive() for t in threads):
+        time.sleep(0.02)
+        now = progress()
+        if now != last:
+            last, last_change = now, time.monotonic()
+        elif time.monotonic() - last_change > STALL_S:
+            break
+    return sum(t.is_alive() for t in threads)
 
 
 def run(plans, initial=None, seed=0):
@@ -285,6 +320,42 @@ def test_concurrent_adds_are_exact():
         for _, key, amount in ops:
             expected[key] += amount
     assert {k: seen["store"].get(k, 0) for k in KEYS} == {k: expected[k] for k in KEYS}
+
+
+N_TOGETHER = 8  # threads per round in the probe's test
+ROUNDS = 20  # rounds, each on a key no call has used before
+
+
+def test_threads_meeting_a_new_key_lose_no_add():
+    """Each round, threads released together in the solution's process (the probe's)
+    add 1 to a key no call has used before: whatever the solution makes on a key's first
+    use, two threads meeting it at once must not each get their own (two locks for one
+    key let both read the same value, and an add is lost)."""
+    store = DictStore()
+    c = Counters(store.handed)
+    keys = [f"fresh-{r}" for r in range(ROUNDS)]
+    answer = {}
+
+    def body():
+        try:
+            answer["seen"] = FIRST_USE.add_together(c, keys, N_TOGETHER, 7)
+        except Exception as exc:  # reported; the test fails on it
+            answer["error"] = f"{type(exc).__name__}: {exc}"
+
+    driver = threading.Thread(target=body, name="first-use-driver", daemon=True)
+    driver.start()
+    # Progress is the judge's own count of store calls, made on the judge's threads.
+    assert watch([driver], lambda: store.calls) == 0, "no store call for 10 s: deadlocked"
+    assert "error" not in answer, answer["error"]
+    seen = answer["seen"]
+    assert seen["failures"] == [], seen["failures"]
+    results = seen["results"]
+    errors = [r for per in results for r in per if isinstance(r, str)]
+    assert errors == [], f"{len(errors)} calls failed, first: {errors[0]}"
+    assert store.data == {key: N_TOGETHER for key in keys}  # N adds of 1 to a fresh key
+    assert [len(per) for per in results] == [ROUNDS] * N_TOGETHER
+    for r in range(ROUNDS):  # each add returns the value right after its own addition
+        assert sorted(per[r] for per in results) == list(range(1, N_TOGETHER + 1)), keys[r]
 
 
 def test_add_returns_each_value_exactly_once():
