@@ -7,7 +7,9 @@ call into one implementation in this process, record every call, and re-raise wh
 raises as a fresh exception of the same type and arguments (so no traceback of an
 implementation file crosses). Runs go in a fixed shuffled order, one probe call each, so at
 any run the worker has never seen a later implementation and is never told which runs are
-correct.
+correct. Each of those runs has a folder of its own; after them, a few more runs share a
+workspace two by two (runs_after_another), so that a file which leaves something for a
+later run to find is caught whatever the shuffled order happened to be.
 
 A buggy implementation counts as caught only when the run failed AND this file's own record
 shows that the run called that implementation with arguments on which it behaves
@@ -29,6 +31,11 @@ BUGGY_VERSIONS = sorted(p.name for p in (HERE / "_buggy").iterdir() if p.is_dir(
 REFERENCE_VERSION = "as_shown"  # the correct implementation the solver is shown, as the oracle for calls
 RUN_ORDER_SEED = 1  # chosen so that a buggy version runs first and the correct ones run far apart
 DATA_TYPES = (int, bool, float, str, type(None))
+# The runs that must not depend on an earlier one: a correct version, and a buggy version of
+# each function, the one that departs on the most inputs (remainder_dropped: every uneven
+# split; sign_after_dollar: every negative amount), so that what a run records differs.
+STANDALONE_CORRECT = "rewritten"
+STANDALONE_BUGGY = ("remainder_dropped", "sign_after_dollar")
 
 
 def solver_test_source() -> str:
@@ -88,6 +95,22 @@ def run_order() -> list:
     return versions
 
 
+def run_once(source: str, kind: str, name: str, workspace=None) -> dict:
+    """One probe run of the solver's file against one implementation, with this file's own
+    record of the calls it made ("calls"); `workspace` as in _probe_pytest.run."""
+    record, running = [], [True]
+    try:
+        is_open = functools.partial(getitem, running, 0)  # bound to THIS run's flag
+        run = dict(probe("_probe_pytest.py").run(source, *neutral(load(kind, name), record, is_open),
+                                                 workspace=workspace))
+    except Exception as exc:  # the suite broke the worker or the probe: this run proves nothing
+        run = {"code": -1, "passed": 0, "failed": 0, "output": f"{type(exc).__name__}: {exc}"}
+    finally:
+        running[0] = False
+    run["calls"] = record
+    return run
+
+
 @functools.lru_cache(maxsize=None)
 def results() -> dict:
     """{(kind, name): {"code", "passed", "failed", "output", "calls"}} for every implementation;
@@ -97,19 +120,47 @@ def results() -> dict:
         return {}
     found = {}
     for kind, name in run_order():
-        record, running = [], [True]
-        try:
-            is_open = functools.partial(getitem, running, 0)  # bound to THIS run's flag
-            run = dict(probe("_probe_pytest.py").run(source, *neutral(load(kind, name), record, is_open)))
-        except Exception as exc:  # the suite broke the worker or the probe: this run proves nothing
-            run = {"code": -1, "passed": 0, "failed": 0, "output": f"{type(exc).__name__}: {exc}"}
-        finally:
-            running[0] = False
-        run["calls"] = record
-        found[(kind, name)] = run
+        run = found[(kind, name)] = run_once(source, kind, name)
         if kind == "good" and (run["code"] != 0 or run["failed"]):
             break  # every verdict already fails on this run; the remaining runs would prove nothing
     return found
+
+
+def run_in_one_workspace(source: str, versions: list) -> list:
+    """The file run against each of `versions` in turn, every run in the same fresh
+    workspace (test file folder, temp dir, home), so each finds what the earlier ones left."""
+    try:
+        workspace = probe("_probe_pytest.py").new_workspace()
+    except Exception as exc:  # noqa: BLE001 - the suite broke the worker: no run proves anything
+        return [{"code": -1, "passed": 0, "failed": 0, "output": f"{type(exc).__name__}: {exc}", "calls": []}
+                for _ in versions]
+    try:
+        return [run_once(source, kind, name, workspace=workspace) for kind, name in versions]
+    finally:
+        try:
+            probe("_probe_pytest.py").remove_workspace(workspace)
+        except Exception:  # noqa: BLE001 - a workspace left behind changes no verdict
+            pass
+
+
+@functools.lru_cache(maxsize=None)
+def runs_after_another(buggy_name: str) -> dict:
+    """Each run first in a fresh workspace (alone), and second after the other one there:
+    {"buggy alone", "correct after buggy", "correct alone", "buggy after correct"}. A file
+    whose verdict depends on an earlier run (a snapshot it records, a marker it leaves, in
+    its folder, the temp dir or the home) gives a second run that differs from the first,
+    whatever order the main runs happen to take."""
+    source = solver_test_source()
+    buggy, correct = ("buggy", buggy_name), ("good", STANDALONE_CORRECT)
+    buggy_alone, correct_after = run_in_one_workspace(source, [buggy, correct])
+    correct_alone, buggy_after = run_in_one_workspace(source, [correct, buggy])
+    return {"buggy alone": buggy_alone, "correct after buggy": correct_after,
+            "correct alone": correct_alone, "buggy after correct": buggy_after}
+
+
+def verdict(run: dict) -> tuple:
+    """What a run decided, as counted: exit code, tests passed, tests failed."""
+    return (run["code"], run["passed"], run["failed"])
 
 
 def behaviour(module, function_name, args, kwargs) -> tuple:
@@ -130,7 +181,12 @@ def _typed(value):
 def distinguishing_calls(name: str) -> list:
     """The calls the run against buggy version `name` made on which that version behaves
     differently from the correct one, recomputed here from this file's own record."""
-    run = results().get(("buggy", name), {})
+    return revealing_calls(name, results().get(("buggy", name), {}))
+
+
+def revealing_calls(name: str, run: dict) -> list:
+    """The calls in `run` (a run against buggy version `name`) on which that version behaves
+    differently from the correct one."""
     buggy, good = load("buggy", name), load("good", REFERENCE_VERSION)
     seen, found = set(), []
     for call in run.get("calls", []):

@@ -1,11 +1,12 @@
 """Grade the solver's test_money.py by running it (in the solution's process, one run per
 implementation, see _suite.py): it must pass against every correct implementation, hold
-enough real tests, and fail against every buggy version of money.py for a reason that
-shows in what the run asked that version."""
+enough real tests, fail against every buggy version of money.py for a reason that shows
+in what the run asked that version, and decide the same when an earlier run went first."""
 import pytest
 
-from _suite import BUGGY_VERSIONS, GOOD_VERSIONS, correct_versions_agree, distinguishing_calls, \
-    functions_without_assertions, results, run_order, solver_test_source, version_really_differs
+from _suite import BUGGY_VERSIONS, GOOD_VERSIONS, STANDALONE_BUGGY, correct_versions_agree, distinguishing_calls, \
+    functions_without_assertions, results, revealing_calls, run_order, runs_after_another, solver_test_source, \
+    verdict, version_really_differs
 
 MIN_TESTS = 6
 
@@ -53,3 +54,26 @@ def test_catches_buggy_version(version):
         f"the run against version {version!r} failed, but no call it made behaves differently "
         f"there from the correct module: it failed for another reason (state kept between runs, "
         f"randomness, the order of runs), which catches nothing:\n{run['output']}")
+
+
+@pytest.mark.parametrize("version", STANDALONE_BUGGY)
+def test_each_run_stands_on_its_own(version):
+    """Two fresh workspaces (the file's folder, the temp dir, the home), each used by two runs
+    in turn: buggy then correct, correct then buggy. Each second run must decide exactly as
+    the same implementation's first run, alone, did; and alone, the correct run passes and
+    the buggy run fails through a revealing call."""
+    assert_passes_on_every_correct_module()
+    assert version_really_differs(version)
+    runs = runs_after_another(version)
+    alone = runs["correct alone"]
+    assert alone["code"] == 0 and alone["failed"] == 0, \
+        f"the tests fail against a correct money.py in a fresh folder:\n{alone['output']}"
+    alone = runs["buggy alone"]
+    assert alone["code"] == 1 and revealing_calls(version, alone), \
+        f"in a fresh folder the tests do not catch the bug in version {version!r}:\n{alone['output']}"
+    for second, first in (("correct after buggy", "correct alone"), ("buggy after correct", "buggy alone")):
+        assert verdict(runs[second]) == verdict(runs[first]), (
+            f"run in the folder an earlier run used, the tests decide differently (exit code, "
+            f"passed, failed: {verdict(runs[second])} {second}, {verdict(runs[first])} alone): "
+            f"a run depends on an earlier one:\n{runs[second]['output']}")
+    assert revealing_calls(version, runs["buggy after correct"])
