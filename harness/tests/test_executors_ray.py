@@ -228,6 +228,16 @@ def pids_with(marker: str, in_cmdline: str = "") -> list:
             if marker.encode() in environ and in_cmdline.encode() in cmdline]
 
 
+def ray_workers(marker: str) -> list:
+    """The Ray workers, among the processes carrying `marker`, that have joined their raylet:
+    Ray renames each `ray::IDLE` or `ray::<task>` (grade_on_worker) then. Those are what
+    grade. A worker still starting keeps `default_worker.py` as its command line, and a
+    node's own agents are `ray::...Agent`: neither ever starts a sandbox, and how long a
+    starting worker retries a dead raylet is Ray's affair, not this test's."""
+    return [pid for pid, (_, environ, cmdline) in processes().items()
+            if marker.encode() in environ and cmdline.startswith(b"ray::") and b"Agent" not in cmdline.split(b"\0")[0]]
+
+
 def sandboxes(scratch: Path, under: str | None = None) -> list:
     """Judges and solution workers grading in `scratch`; with `under`, only those whose
     ancestry has `under` in its environment (a sandbox's own environment is allow-listed)."""
@@ -309,11 +319,28 @@ def results_of(folder: Path) -> list:
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
 
 
-def wait_for(condition, what: str, timeout_s: float = 240) -> None:
+def wait_for(condition, what: str, timeout_s: float = 240, still=lambda: "") -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        assert time.monotonic() < deadline, f"gave up waiting for {what} {still()}"
         time.sleep(0.1)
+
+
+def ancestors(pid: int) -> set:
+    table, found = processes(), set()
+    while pid in table and pid > 1:
+        pid = table[pid][0]
+        found.add(pid)
+    return found
+
+
+def left_running(scratch: Path, worker: str) -> str:
+    """The lost node's Ray workers and every sandbox still alive, with their command lines
+    (empty when none is): what a failure names."""
+    table = processes()
+    pids = set(ray_workers(worker)) | set(sandboxes(scratch))
+    lines = {pid: table[pid][2].replace(b"\0", b" ")[:200].decode(errors="replace") for pid in pids if pid in table}
+    return "; ".join(f"{pid} (parent {table[pid][0]}): {line}" for pid, line in sorted(lines.items()))
 
 
 def test_a_sweep_survives_a_killed_driver_and_a_lost_node(two_nodes, tmp_path):
@@ -339,13 +366,15 @@ def test_a_sweep_survives_a_killed_driver_and_a_lost_node(two_nodes, tmp_path):
     worker = f"SB_NODE={two_nodes.marker}-worker"
     wait_for(lambda: sandboxes(scratch, worker) or resumed.poll() is not None, "a grading on the second node")
     assert resumed.poll() is None, "the sweep ended before the second node graded anything"
+    graders = set(ray_workers(worker))
+    assert any(ancestors(pid) & graders for pid in sandboxes(scratch, worker)), "the grading worker is not watched"
     (raylet,) = pids_with(worker, "raylet/raylet")
     os.kill(raylet, signal.SIGKILL)
     _, stderr = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, stderr
     assert "without token authentication" not in stderr
-    wait_for(lambda: not pids_with(worker, "default_worker.py") and not sandboxes(scratch),
-             "the lost node's workers, and with them their sandboxes, to end", 60)
+    wait_for(lambda: not left_running(scratch, worker), "the lost node's workers, and with them their sandboxes, "
+             "to end", 60, lambda: left_running(scratch, worker))
 
     (final,) = results_of(out)
     assert final["complete"] and final["resumed"] == 1 and final["executors"] == ["local", "ray"]
