@@ -15,10 +15,12 @@ python tools/check_lock.py   # every pyproject's requirements are in the locks (
 
 stage "sb validate --tier all"
 sb validate --tier all --jobs "$jobs"
-stage "sb mutants --tier all"
-sb mutants --tier all --jobs "$jobs"
+# --first-failure: each mutant's grading stops at its first failing test; the same verdicts
+# (docs/cli.md), in about 0.6 of the time on the slow tasks.
+stage "sb mutants --tier all --first-failure"
+sb mutants --tier all --first-failure --jobs "$jobs"
 stage "generated mutants (a fixed sample; the full run is python tools/validity.py)"
-sb mutants --generate refactor --jobs "$jobs"
+sb mutants --generate refactor --first-failure --jobs "$jobs"
 stage "flake checks"
 bash tools/check_flake.sh
 stage "costs, calibration and the committed chart re-derive"

@@ -51,6 +51,15 @@ def test_mutants_json(fixture_env):
     assert all(r["ok"] and r["actual"] == "caught" and r["expected"] == "caught" for r in rows)
 
 
+def test_mutants_first_failure_gives_the_same_verdicts_naming_where_each_stopped(fixture_env):
+    done = sb("mutants", "fixture_add", "--json", "--first-failure", env=fixture_env)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert {r["mutant"] for r in rows} == {"off_by_one", "ignores_negatives"}
+    assert all(r["ok"] and r["actual"] == "caught" for r in rows)
+    assert all(r["detail"].startswith("failed: first failure test_") for r in rows), rows
+
+
 def test_run_reference_writes_results(fixture_env, tmp_path):
     done = sb("run", "--model", "reference", "--results", str(tmp_path / "res"), env=fixture_env)
     assert done.returncode == 0, done.stderr

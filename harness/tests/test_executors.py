@@ -48,6 +48,8 @@ def test_a_work_crosses_as_json_and_back(fixture_task):
 @pytest.mark.parametrize("change, says", [
     ({"content_hash": "0" * 16}, "content hash"),
     ({"fingerprint": "f" * 16}, "toolchain"),
+    ({"grader": "e" * 16}, "grader differs"),
+    ({"grader": ""}, "grader differs"),  # a driver too old to send one
     ({"slug": "not_installed"}, "not installed"),
     ({"isolation": "bwrap"}, "isolation"),
 ])
@@ -112,6 +114,16 @@ def test_a_sweep_of_three_models_grades_each_reference_once(fixture_task, plain_
     again = FakeExecutor()
     run_sweeps([sweep_of(fixture_task, plain_sandbox, tmp_path / "again", GOOD, model="d")], executor=again)
     assert [w.expected is None for w in again.works] == [False]  # the cache: no reference graded at all
+
+
+def test_cached_reference_ids_belong_to_the_grader_that_produced_them(fixture_task, plain_sandbox, fresh_cache,
+                                                                      monkeypatch):
+    from sb import grading
+    from sb.expected import cached_ids, record
+    record(fixture_task, grading.grade(fixture_task, fixture_task.reference_files, plain_sandbox))
+    assert cached_ids(fixture_task)
+    monkeypatch.setattr(grading, "grader_hash", lambda: "another-grader")  # an upgraded scratchbench, say
+    assert cached_ids(fixture_task) is None
 
 
 def test_validate_and_mutants_run_through_the_executor(fixture_task, plain_sandbox, fresh_cache):

@@ -36,6 +36,20 @@ def test_wrong_solution_fails_with_the_failing_ids_kept(fixture_task, sandbox):
     assert "test_add.py::test_add_negative" in outcome.failed_tests
 
 
+def test_first_failure_ends_a_failing_grading_at_its_first_failing_test_with_the_same_verdicts(fixture_task, sandbox):
+    """`sb mutants --first-failure`: pytest stops at the first failing test and the tests it
+    never reached are missing, so the grading still fails; a right solution runs them all."""
+    expected = expected_ids(fixture_task, sandbox)
+    every = grade(fixture_task, WRONG, sandbox, expected)
+    first = grade(fixture_task, WRONG, sandbox, expected, first_failure=True)
+    assert every.status == first.status == Status.FAILED
+    assert len(every.failures_that_ran) > 1 and len(first.failures_that_ran) == 1
+    assert first.failures_that_ran[0] in every.failed_tests and first.counts["missing"] >= 1
+    assert first.failures_that_ran[0] in first.detail  # the test that failed, not one never reached
+    right = grade(fixture_task, GOOD, sandbox, expected, first_failure=True)
+    assert right.passed and right.counts["passed"] == len(expected)
+
+
 def test_undeclared_files_are_dropped_and_recorded(fixture_task, plain_sandbox):
     files = {**GOOD, "conftest.py": b"raise SystemExit(0)\n", "notes/x.txt": b"hi"}
     outcome = grade(fixture_task, files, plain_sandbox, expected_ids(fixture_task, plain_sandbox))

@@ -143,28 +143,30 @@ class MutantCheck:
                 "expected": self.expected, "actual": self.actual, "ok": self.ok, "detail": self.detail}
 
 
-def mutants_all(tasks: list, executor, references, on_result=None) -> list:
+def mutants_all(tasks: list, executor, references, on_result=None, first_failure: bool = False) -> list:
     """Every mutant of every task, each one unit of work on the executor, against the
-    reference's ids (`references`: sb.parallel.References); a list of checks per task."""
+    reference's ids (`references`: sb.parallel.References); a list of checks per task.
+    `first_failure`: each grading stops at its first failing test (the same verdicts)."""
     from sb.parallel import in_order
-    return in_order([_mutants(task, executor, references) for task in tasks], on_result)
+    return in_order([_mutants(task, executor, references, first_failure) for task in tasks], on_result)
 
 
-def _mutants(task, executor, references):
+def _mutants(task, executor, references, first_failure: bool):
     from sb.executors.base import resolved
     from sb.parallel import then
     early = executor.precheck(task)
     if early is not None:
         return resolved(_unchecked(task, early.detail))
-    return then(references.future(task), lambda reference: _graded_mutants(task, executor, reference))
+    return then(references.future(task),
+                lambda reference: _graded_mutants(task, executor, reference, first_failure))
 
 
-def _graded_mutants(task, executor, reference):
+def _graded_mutants(task, executor, reference, first_failure: bool):
     from sb.executors.base import outcome_of
     from sb.parallel import gather, then
     if not reference.ok:
         return _unchecked(task, reference.failure.detail)
-    return gather([then(executor.grading(task, task.mutant_solution(m), reference.ids),
+    return gather([then(executor.grading(task, task.mutant_solution(m), reference.ids, first_failure),
                         lambda result, m=m: mutant_check(task, m, outcome_of(task.slug, result)))
                    for m in task.mutants])
 
@@ -179,11 +181,19 @@ def mutant_check(task, mutant, outcome: Outcome) -> MutantCheck:
         actual, detail = "survives", "every hidden test passed"
     elif outcome.evidence:
         actual = "caught"
-        detail = f"{outcome.status.value}: {len(outcome.failed_tests)} failing, e.g. {outcome.failed_tests[0]}" \
-            if outcome.failed_tests else outcome.summary()
+        detail = _caught_detail(outcome)
     else:
         actual, detail = "unchecked", outcome.summary()
     return MutantCheck(task.slug, mutant.name, mutant.description, mutant.expected, actual, detail)
+
+
+def _caught_detail(outcome: Outcome) -> str:
+    if not outcome.failed_tests:
+        return outcome.summary()
+    ran = outcome.failures_that_ran
+    if outcome.counts.get("missing") and len(ran) == 1:  # stopped at its first failure
+        return f"{outcome.status.value}: first failure {ran[0]}"
+    return f"{outcome.status.value}: {len(outcome.failed_tests)} failing, e.g. {(ran or outcome.failed_tests)[0]}"
 
 
 @dataclass
@@ -215,7 +225,7 @@ class GeneratedReport:
                 "results": [r.to_dict() for r in self.results]}
 
 
-def generated_for_task(task, executor, references) -> GeneratedReport:
+def generated_for_task(task, executor, references, first_failure: bool = False) -> GeneratedReport:
     """Every generated mutant of `task` graded on the executor (`references`:
     sb.parallel.References, shared by the command's tasks)."""
     import time
@@ -227,6 +237,6 @@ def generated_for_task(task, executor, references) -> GeneratedReport:
     reference = references.future(task).result()
     if not reference.ok:
         return GeneratedReport(task.slug, [], [], problem=reference.failure.detail)
-    results = check_generated(task, executor, reference.ids)
+    results = check_generated(task, executor, reference.ids, first_failure=first_failure)
     stale = stale_equivalents(task, {m.id for m in generate(task)})
     return GeneratedReport(task.slug, results, stale, wall_s=round(time.monotonic() - started, 1))

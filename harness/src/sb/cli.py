@@ -139,19 +139,25 @@ def validate(slugs, tier, isolation, jobs, executor_name, address, as_json, lead
 @_task_check_options
 @click.option("--generate", is_flag=True, help="grade cosmic-ray's mutants of each reference instead of the hand ones")
 @click.option("--show", "show_id", default=None, metavar="ID", help="print the diff of one generated mutant")
-def mutants(slugs, tier, isolation, jobs, executor_name, address, as_json, generate, show_id):
+@click.option("--first-failure", is_flag=True,
+              help="stop each mutant's grading at its first failing test: the same verdicts, sooner (CI uses it)")
+def mutants(slugs, tier, isolation, jobs, executor_name, address, as_json, generate, show_id, first_failure):
     """Grade every mutant; exit 1 when one gets another verdict than it expects.
 
     With --generate: every generated mutant must be killed or listed, with a reason, in the
-    task's equivalent_mutants.yaml; exit 1 otherwise."""
+    task's equivalent_mutants.yaml; exit 1 otherwise. With --first-failure a caught mutant's
+    grading ends at its first failing test (the tests it never reached count as missing), so
+    its line names that test instead of counting every failing one."""
     from sb.checks import mutants_all
     from sb.parallel import References
     from sb.report import terminal
     if show_id or generate:
-        return _generated_mutants(slugs, tier, isolation, jobs, (executor_name, address), as_json, show_id)
+        return _generated_mutants(slugs, tier, isolation, jobs, (executor_name, address), as_json, show_id,
+                                  first_failure)
     tasks, sandbox = _tasks(slugs, tier=tier), _sandbox(isolation, trusted=True)
     with _started_executor(executor_name, address, jobs, tasks, sandbox) as executor:
-        per_task = mutants_all(tasks, executor, References(executor), None if as_json else terminal.mutants_progress)
+        per_task = mutants_all(tasks, executor, References(executor), None if as_json else terminal.mutants_progress,
+                               first_failure)
     checks = [c for task_checks in per_task for c in task_checks]
     if as_json:
         _emit_json([c.to_dict() for c in checks])
@@ -160,7 +166,7 @@ def mutants(slugs, tier, isolation, jobs, executor_name, address, as_json, gener
     sys.exit(0 if all(c.ok for c in checks) else 1)
 
 
-def _generated_mutants(slugs, tier, isolation, jobs, executor_choice, as_json, show_id) -> None:
+def _generated_mutants(slugs, tier, isolation, jobs, executor_choice, as_json, show_id, first_failure) -> None:
     from sb.checks import generated_for_task
     from sb.parallel import References
     from sb.report import terminal
@@ -175,7 +181,7 @@ def _generated_mutants(slugs, tier, isolation, jobs, executor_choice, as_json, s
     with _started_executor(*executor_choice, jobs, tasks, sandbox) as executor:
         references = References(executor)
         for task in tasks:
-            reports.append(generated_for_task(task, executor, references))
+            reports.append(generated_for_task(task, executor, references, first_failure))
             if not as_json:
                 terminal.print_generated_line(reports[-1])
     if as_json:

@@ -43,8 +43,11 @@ def cache_dir() -> Path:
 
 
 def cache_key(task) -> str:
+    """The task's content, the toolchain and the grader: a change to any can change the ids."""
+    from sb.grading import grader_hash
     from sb.toolchain import fingerprint
-    return hashlib.sha256(f"{task.slug}\0{task.content_hash}\0{fingerprint()}".encode()).hexdigest()[:24]
+    key = f"{task.slug}\0{task.content_hash}\0{fingerprint()}\0{grader_hash()}"
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
 def _entry_path(task) -> Path:

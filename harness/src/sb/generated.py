@@ -91,9 +91,10 @@ def generate(task) -> list:
     return found
 
 
-def check_generated(task, executor, expected: list, on_result=None) -> list:
+def check_generated(task, executor, expected: list, on_result=None, first_failure: bool = False) -> list:
     """Grade each generated mutant of `task` on the (started) executor, against the
-    reference's test ids `expected`; the results in generation order."""
+    reference's test ids `expected`; the results in generation order. `first_failure`: each
+    grading stops at its first failing test (the same killed or survived verdicts)."""
     from sb.executors.base import outcome_of
     from sb.parallel import in_order, then
 
@@ -106,10 +107,10 @@ def check_generated(task, executor, expected: list, on_result=None) -> list:
             return GeneratedResult(task.slug, mutant.id, verdict, equivalent.get(mutant.id, ""))
         if not outcome.evidence:
             return GeneratedResult(task.slug, mutant.id, "unchecked", outcome.summary())
-        detail = outcome.failed_tests[0] if outcome.failed_tests else outcome.status.value
+        detail = (outcome.failures_that_ran or outcome.failed_tests or [outcome.status.value])[0]
         return GeneratedResult(task.slug, mutant.id, "killed", detail)
 
-    futures = [then(executor.grading(task, {**task.reference_files, m.file: m.source}, expected),
+    futures = [then(executor.grading(task, {**task.reference_files, m.file: m.source}, expected, first_failure),
                     lambda result, m=m: verdict(m, result)) for m in generate(task)]
     return in_order(futures, on_result)
 

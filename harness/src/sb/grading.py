@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from importlib.util import find_spec
 from pathlib import Path
@@ -108,14 +109,18 @@ def precheck(task: Task) -> Outcome | None:
     return None
 
 
-def grade(task: Task, files: FileSet, sandbox: Sandbox, expected: list | None = None) -> Outcome:
-    """Grade a solver's files. `expected` is the reference's test ids (None: grading the reference)."""
+def grade(task: Task, files: FileSet, sandbox: Sandbox, expected: list | None = None,
+          first_failure: bool = False) -> Outcome:
+    """Grade a solver's files. `expected` is the reference's test ids (None: grading the reference).
+    `first_failure`: pytest stops at the first failing test (`sb mutants --first-failure`);
+    the tests it did not reach count as missing, so the verdict is `failed` exactly when it
+    would have been, and only the failing count is smaller."""
     early = precheck(task)
     if early:
         return early
     declared = {name: data for name, data in files.items() if name in task.starter_files}
     dropped = sorted(set(files) - set(declared))
-    record, completed = execute(task, declared, sandbox)
+    record, completed = execute(task, declared, sandbox, first_failure)
     outcome = decide(task, record, completed, expected, sandbox)
     outcome.dropped_files = dropped
     outcome.isolation = completed.isolation
@@ -125,11 +130,11 @@ def grade(task: Task, files: FileSet, sandbox: Sandbox, expected: list | None = 
 JUDGE_GRACE_S = 10  # the judge outlives the worker's limit by this much, to record what a timeout left
 
 
-def execute(task: Task, solution: FileSet, sandbox: Sandbox):
+def execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: bool = False):
     """Lay out a fresh grading directory and run the hidden tests once: the judge and the
     solution's worker start together, each in its own sandbox, joined by a socket pair."""
     with temporary_directory(f"sb-{task.slug}-") as tmp:
-        layout = _lay_out(Path(tmp), task, solution)
+        layout = _lay_out(Path(tmp), task, solution, first_failure)
         read_fd, record_fd = os.pipe()
         reader = _RecordReader(read_fd)
         judge_end, worker_end = (s.detach() for s in socket.socketpair())
@@ -180,6 +185,21 @@ def _judge_job(task: Task, layout: dict, record_fd: int, fd: int) -> Job:
 
 _PY_FLAGS = ("-s", "-B", "-P")
 JUDGE_HELPERS = ("source_checks.py", "sqlite_facade.py")  # task authors' tools (standalone), laid beside sb.judge
+GRADER_FILES = ("grading.py", "_runner.py", "judge.py", "_wire.py", "_worker.py", *JUDGE_HELPERS,
+                "sandbox/base.py", "sandbox/bwrap.py", "sandbox/view.py")
+
+
+@lru_cache(maxsize=1)
+def grader_hash() -> str:
+    """A hash of the code that decides a verdict: this module, what it lays out beside the
+    tests and the solution, and the sandbox. The toolchain fingerprint leaves the harness
+    out, so this is what tells a Ray worker running another grader from the driver's, and
+    what keys the reference's cached ids to the grader that produced them."""
+    import hashlib
+    package, digest = resources.files("sb"), hashlib.sha256(b"sb-grader-v1\0")
+    for name in GRADER_FILES:
+        digest.update(f"{name}:".encode() + hashlib.sha256(package.joinpath(name).read_bytes()).digest())
+    return digest.hexdigest()[:16]
 WATCHED_PREIMPORTS = ("numpy", "torch")
 
 
@@ -207,7 +227,12 @@ def _task_folder(task: Task) -> tuple:
     return (folder,) if folder.is_dir() else ()
 
 
-def _lay_out(root: Path, task: Task, solution: FileSet) -> dict:
+def _pytest_ini(first_failure: bool) -> bytes:
+    """The judge's pytest configuration, written by the grader where the solution cannot reach."""
+    return b"[pytest]\naddopts = --maxfail=1\n" if first_failure else b"[pytest]\n"
+
+
+def _lay_out(root: Path, task: Task, solution: FileSet, first_failure: bool = False) -> dict:
     names = ("solution", "solution_copy", "hidden_tests", "judge", "wire", "wscratch", "jscratch")
     layout = {name: root / name for name in names}
     for path in layout.values():
@@ -221,7 +246,7 @@ def _lay_out(root: Path, task: Task, solution: FileSet) -> dict:
     package = resources.files("sb")
     wire = package.joinpath("_wire.py").read_bytes()
     write_files(layout["wire"], {"_wire.py": wire, "_worker.py": package.joinpath("_worker.py").read_bytes()})
-    write_files(layout["judge"], {"runner.py": package.joinpath("_runner.py").read_bytes(), "pytest.ini": b"[pytest]\n",
+    write_files(layout["judge"], {"runner.py": package.joinpath("_runner.py").read_bytes(), "pytest.ini": _pytest_ini(first_failure),
                                   "sb/__init__.py": b"", "sb/_wire.py": wire,
                                   "sb/judge.py": package.joinpath("judge.py").read_bytes(),
                                   **{f"sb/{name}": package.joinpath(name).read_bytes() for name in JUDGE_HELPERS}})
@@ -327,7 +352,8 @@ def _test_verdict(outcomes: dict, expected: list | None, record: Record, base: d
     if not wanted:
         return Outcome(status=Status.HARNESS_ERROR, detail="no test ran", **base)
     if failed:
-        return Outcome(status=Status.FAILED, failed_tests=failed, detail=_first_failure(record, failed[0]), **base)
+        ran = [nodeid for nodeid in failed if nodeid in outcomes] or failed  # a test that ran says more than one missing
+        return Outcome(status=Status.FAILED, failed_tests=failed, detail=_first_failure(record, ran[0]), **base)
     if not record.ended:
         return Outcome(status=Status.FAILED, detail="the process was killed (a crash or a resource limit)", **base)
     return Outcome(status=Status.PASSED, **base)

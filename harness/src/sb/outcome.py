@@ -56,6 +56,13 @@ class Outcome:
     def evidence(self) -> bool:
         return is_evidence(self.status)
 
+    @property
+    def failures_that_ran(self) -> list:
+        """The failed tests that have a record (the others are missing: not reached, as when
+        a grading stops at its first failure)."""
+        ran = set(self.test_ids)
+        return [nodeid for nodeid in self.failed_tests if nodeid in ran]
+
     def to_dict(self) -> dict:
         data = asdict(self)
         data["status"] = self.status.value

@@ -85,8 +85,9 @@ def in_order(futures: list, on_result=None) -> list:
 
 class References:
     """The reference's test ids for each task, graded at most once per command, through the
-    executor, and cached on disk by task content hash and toolchain fingerprint (shared by
-    validate, mutants and every sweep), so a sweep of N models grades each reference once."""
+    executor, and cached on disk by task content hash, toolchain fingerprint and grader
+    (shared by validate, mutants and every sweep), so a sweep of N models grades each
+    reference once."""
 
     def __init__(self, executor):
         self.executor = executor

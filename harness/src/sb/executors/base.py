@@ -1,9 +1,9 @@
 """The Executor interface: where gradings run, as plain data in and plain data out.
 
 A unit of work (`Work`) names a task by slug and carries the solver's files, the isolation,
-the reference's test ids and the two things a worker checks before it grades: the task's
-content hash and the toolchain fingerprint the driver sees. Its result is a dict: the
-Outcome's fields, or `not_graded` with a one-line reason. Every executor grades through the
+the reference's test ids and the three things a worker checks before it grades: the task's
+content hash, the toolchain fingerprint and the grader hash the driver sees. Its result is
+a dict: the Outcome's fields, or `not_graded` with a one-line reason. Every executor grades through the
 same `perform()`, so the local and the Ray executor return the same verdicts.
 
 Model calls never go through an executor: they stay on the driver, so a lost worker never
@@ -45,16 +45,21 @@ class Work:
     fingerprint: str
     check: str = "grade"
     accelerator: str | None = None  # the device the grading needs: cuda, metal, or none
+    first_failure: bool = False  # stop at the first failing test (sb.grading.grade)
+    grader: str = ""  # sb.grading.grader_hash() on the driver
 
     @classmethod
-    def grading(cls, task, files: dict, isolation: str, expected) -> "Work":
+    def grading(cls, task, files: dict, isolation: str, expected, first_failure: bool = False) -> "Work":
+        from sb.grading import grader_hash
         declared = {name: data for name, data in files.items() if name in task.starter_files}
         return cls(task.slug, declared, isolation, None if expected is None else tuple(expected),
-                   task.content_hash, fingerprint(), "grade", needed_device(task))
+                   task.content_hash, fingerprint(), "grade", needed_device(task), first_failure, grader_hash())
 
     @classmethod
     def validation(cls, task, isolation: str) -> "Work":
-        return cls(task.slug, {}, isolation, None, task.content_hash, fingerprint(), "validate", needed_device(task))
+        from sb.grading import grader_hash
+        return cls(task.slug, {}, isolation, None, task.content_hash, fingerprint(), "validate", needed_device(task),
+                   grader=grader_hash())
 
     def to_json(self) -> str:
         """The wire form: JSON, the files base64 (what crosses to a Ray worker)."""
@@ -142,9 +147,9 @@ class Executor(ABC):
         from sb.grading import precheck
         return precheck(task)
 
-    def grading(self, task, files: dict, expected) -> Future:
+    def grading(self, task, files: dict, expected, first_failure: bool = False) -> Future:
         """submit() for the common case: `files` of `task`, in the started sandbox."""
-        return self.submit(Work.grading(task, files, self.sandbox.name, expected))
+        return self.submit(Work.grading(task, files, self.sandbox.name, expected, first_failure))
 
     @abstractmethod
     def submit(self, work: Work) -> Future:
@@ -192,6 +197,10 @@ def refusal(work: Work, task, sandbox, where: str) -> str:
     if fingerprint() != work.fingerprint:
         return (f"refused on {where}: its toolchain differs from the driver's (fingerprint less devices "
                 f"{fingerprint()} there, {work.fingerprint} on the driver; compare `sb env --json` on both)")
+    from sb.grading import grader_hash
+    if grader_hash() != work.grader:
+        return (f"refused on {where}: its grader differs from the driver's (grader hash {grader_hash()} there, "
+                f"{work.grader or 'none'} on the driver; install the same scratchbench on every node)")
     if sandbox is None or sandbox.name != work.isolation:
         return f"refused on {where}: isolation {work.isolation!r} cannot run there"
     return ""
@@ -200,7 +209,7 @@ def refusal(work: Work, task, sandbox, where: str) -> str:
 def _perform_grade(work: Work, task, sandbox) -> dict:
     from sb.grading import grade
     expected = None if work.expected is None else list(work.expected)
-    return {"outcome": outcome_data(grade(task, work.files, sandbox, expected))}
+    return {"outcome": outcome_data(grade(task, work.files, sandbox, expected, work.first_failure))}
 
 
 def _perform_validate(work: Work, task, sandbox) -> dict:

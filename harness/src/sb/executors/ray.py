@@ -6,7 +6,7 @@ local instance) is started for the command and stopped after it. Each grading is
 Ray task that takes a Work as JSON and returns its result as JSON: no pickled objects or
 code cross (the function is found by name in the worker's own `sb`). The worker loads the
 task by slug from its own installation and refuses, in one line, when the task's content
-hash or the toolchain fingerprint differs from the driver's.
+hash, the toolchain fingerprint or the grader differs from the driver's.
 
 A grading is idempotent, so Ray retries it when its worker or node dies; model calls stay
 on the driver and are never retried by Ray. A CUDA task asks for a GPU, a Metal task for
