@@ -313,7 +313,7 @@ def test_a_refused_key_is_never_retried_and_is_remembered_for_the_sweep(mode, st
     options = ModelOptions(base_url=client.server.url + client.api_suffix)
     assert client.adapter.key_rejected(options) == f"the {client.adapter.name} API rejected {key_words(client)}: {detail}"
     assert client.adapter.key_rejected(ModelOptions(base_url="http://127.0.0.1:9/v1")) == ""  # another endpoint
-    monkeypatch.setenv(client.adapter.api_key_env, "sk-test-another-key")
+    monkeypatch.setenv(client.adapter.service.api_key_env, "sk-test-another-key")
     assert client.adapter.key_rejected(options) == ""  # another key
     assert SECRET not in client.adapter.key_rejected(ModelOptions(base_url=options.base_url))
 

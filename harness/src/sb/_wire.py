@@ -123,6 +123,15 @@ def _import_if_available(name):
     return sys.modules.get(name)
 
 
+def _needed(name, what):
+    """The module a value that arrived needs, or a protocol error: a side without numpy or
+    torch cannot rebuild an array or a tensor, and must say so rather than fail later."""
+    module = _import_if_available(name)
+    if module is None:
+        raise ProtocolError(f"{what} arrived but {name} is not installed on this side")
+    return module
+
+
 class Codec:
     """Turns values into JSON trees plus buffers and back, with handles for the rest."""
 
@@ -273,9 +282,7 @@ class Codec:
         return range(*[int(v) for v in tree["range"][:3]])
 
     def _d_ndarray(self, tree, buffers, depth):
-        np = _import_if_available("numpy")
-        if np is None:
-            raise ProtocolError("an array arrived but numpy is not installed on this side")
+        np = _needed("numpy", "an array")
         dtype = _safe_dtype(np, tree["dtype"])
         shape = [int(n) for n in tree["shape"]]
         order = "F" if tree.get("order") == "F" else "C"
@@ -283,22 +290,16 @@ class Codec:
         return flat.reshape(shape, order=order)
 
     def _d_npscalar(self, tree, buffers, depth):
-        np = _import_if_available("numpy")
-        if np is None:
-            raise ProtocolError("a numpy scalar arrived but numpy is not installed on this side")
+        np = _needed("numpy", "a numpy scalar")
         dtype = _safe_dtype(np, tree["dtype"])
         return np.frombuffer(buffers[tree["npscalar"]], dtype=dtype)[0]
 
     def _d_npdtype(self, tree, buffers, depth):
-        np = _import_if_available("numpy")
-        if np is None:
-            raise ProtocolError("a numpy dtype arrived but numpy is not installed on this side")
+        np = _needed("numpy", "a numpy dtype")
         return _safe_dtype(np, tree["npdtype"])
 
     def _d_tensor(self, tree, buffers, depth):
-        torch = _import_if_available("torch")
-        if torch is None:
-            raise ProtocolError("a tensor arrived but torch is not installed on this side")
+        torch = _needed("torch", "a tensor")
         dtype = _torch_dtype(torch, tree["dtype"])
         shape = [int(n) for n in tree["shape"]]
         raw = bytearray(buffers[tree["tensor"]])
@@ -313,17 +314,17 @@ class Codec:
         return tensor
 
     def _d_tdtype(self, tree, buffers, depth):
-        return _torch_dtype(_import_if_available("torch"), tree["tdtype"])
+        return _torch_dtype(_needed("torch", "a torch dtype"), tree["tdtype"])
 
     def _d_tsize(self, tree, buffers, depth):
-        torch = _import_if_available("torch")
+        torch = _needed("torch", "a torch size")
         return torch.Size([int(n) for n in tree["tsize"]])
 
     def _d_tdevice(self, tree, buffers, depth):
         text = tree["tdevice"]
         if not isinstance(text, str) or len(text) > 40:
             raise ProtocolError("malformed device")
-        return _import_if_available("torch").device(text)
+        return _needed("torch", "a torch device").device(text)
 
     def _d_exc(self, tree, buffers, depth):
         return build_exception(tree["exc"])

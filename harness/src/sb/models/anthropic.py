@@ -15,7 +15,8 @@ from __future__ import annotations
 from sb.hookspecs import hookimpl
 from sb.models import exchange
 from sb.models.exchange import Reply
-from sb.models.sdk import BASE_SETTINGS, BadReply, Request, SdkAdapter, history_arguments, json_type, plural
+from sb.models.sdk import (BASE_SETTINGS, BadReply, Request, SdkAdapter, Service, history_arguments, json_type,
+                          plural)
 from sb.toolloop import ModelTurn, SessionError, ToolCall, parse_arguments
 
 # The Messages API requires max_tokens; unset, the adapter sends this (see docs/models.md).
@@ -24,15 +25,9 @@ TRUNCATING_STOPS = ("max_tokens", "model_context_window_exceeded")
 
 
 class AnthropicAdapter(SdkAdapter):
-    name = "anthropic"
+    name = provider = extra = "anthropic"
     routes = "claude-* (Messages API)"
-    extra = "anthropic"
-    sdk_module = "anthropic"
-    client_class = "Anthropic"
-    provider = "anthropic"
-    base_url_env = "ANTHROPIC_BASE_URL"
-    official_url = "https://api.anthropic.com"
-    api_key_env = "ANTHROPIC_API_KEY"
+    service = Service("anthropic", "Anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "https://api.anthropic.com")
     supported_settings = BASE_SETTINGS + ("thinking_budget", "effort")
     default_stream = True
 

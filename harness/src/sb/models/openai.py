@@ -15,6 +15,7 @@ is a conversation over the native tool interface (`ToolConversation`, below).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 
@@ -22,7 +23,8 @@ from sb.hookspecs import hookimpl
 from sb.models import exchange
 from sb.models.base import ModelOptions
 from sb.models.exchange import Reply, ReplyError
-from sb.models.sdk import BASE_SETTINGS, BadReply, Request, SdkAdapter, history_arguments, json_type, plural
+from sb.models.sdk import (BASE_SETTINGS, BadReply, Request, SdkAdapter, Service, history_arguments, json_type,
+                          plural)
 from sb.toolloop import ModelTurn, SessionError, ToolCall, parse_arguments
 
 OPENAI_MODELS = re.compile(r"^(gpt-|chatgpt-|o\d)")
@@ -30,15 +32,9 @@ PLACEHOLDER_KEY = "sb-no-key"  # a local server without --api-key still wants a 
 
 
 class OpenAIAdapter(SdkAdapter):
-    name = "openai"
+    name = provider = extra = "openai"
     routes = "gpt-*, chatgpt-*, o1/o3/o4... (Chat Completions API)"
-    extra = "openai"
-    sdk_module = "openai"
-    client_class = "OpenAI"
-    provider = "openai"
-    base_url_env = "OPENAI_BASE_URL"
-    official_url = "https://api.openai.com/v1"
-    api_key_env = "OPENAI_API_KEY"
+    service = Service("openai", "OpenAI", "OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com/v1")
     supported_settings = BASE_SETTINGS + ("effort", "seed")
     max_tokens_param = "max_completion_tokens"
     response_format = "json_schema"
@@ -61,8 +57,8 @@ class OpenAICompatibleAdapter(OpenAIAdapter):
     name = "openai-compatible"
     routes = "openai-compatible:<model> with --base-url (vLLM, SGLang, llama.cpp, Ollama)"
     provider = "openai-compatible"  # nothing priced: a local model has no bill to re-derive
-    official_url = None             # always the user's own server
-    api_key_env = "OPENAI_COMPATIBLE_API_KEY"
+    # always the user's own server, and never OPENAI_API_KEY's key
+    service = dataclasses.replace(OpenAIAdapter.service, api_key_env="OPENAI_COMPATIBLE_API_KEY", official_url=None)
     max_tokens_param = "max_tokens"   # what every compatible server accepts
     response_format = "json_object"
     server_parses_arguments = True    # vLLM, llama.cpp: arguments sent back that are not JSON fail the request
@@ -72,7 +68,7 @@ class OpenAICompatibleAdapter(OpenAIAdapter):
 
     def api_key(self, options: ModelOptions) -> str:
         """Optional, and never OPENAI_API_KEY: a real key must not go to an arbitrary server."""
-        return os.environ.get(self.api_key_env) or PLACEHOLDER_KEY
+        return os.environ.get(self.service.api_key_env) or PLACEHOLDER_KEY
 
     def base_url(self, options: ModelOptions) -> str:
         if not options.base_url:

@@ -423,17 +423,26 @@ def quoted(text, limit: int = 120) -> str:
     return repr(clip(text, limit))
 
 
+@dataclass(frozen=True)
+class Service:
+    """Where an SDK adapter's API is and how it is reached, declared once per provider."""
+
+    sdk_module: str                  # the SDK's importable name
+    client_class: str                # its client, e.g. "Anthropic"
+    api_key_env: str                 # the key's variable, read only when a client is made
+    base_url_env: str = ""           # the SDK reads its base URL from this when none is given
+    official_url: str | None = None  # None: only a server the user names
+
+
 class SdkAdapter(ModelAdapter):
     """An adapter over an official SDK: one request per task under one deadline, its retries counted.
 
-    Subclasses name the SDK module and build the request (`ask`); the flow, the error
+    Subclasses declare their `Service` and build the request (`ask`); the flow, the error
     mapping and the accounting are the same for every provider.
     """
 
-    sdk_module: ClassVar[str] = ""
-    client_class: ClassVar[str] = ""         # the SDK's client, e.g. "Anthropic"
+    service: ClassVar[Service] = Service("", "", "")
     provider: ClassVar[str] = ""             # the price table's key
-    api_key_env: ClassVar[str] = ""
     supported_settings: ClassVar[tuple] = BASE_SETTINGS
     default_stream: ClassVar[bool] = False
 
@@ -446,10 +455,10 @@ class SdkAdapter(ModelAdapter):
         self._rejected: dict = {}  # (endpoint, key digest) -> why the API refused that key
 
     def installed(self) -> bool:
-        return sdk_installed(self.sdk_module)
+        return sdk_installed(self.service.sdk_module)
 
     def solve(self, model: str, task, workdir: Path, options: ModelOptions) -> Attempt:
-        sdk = require_sdk(self.sdk_module, self.extra)
+        sdk = require_sdk(self.service.sdk_module, self.extra)
         request = None
         try:
             check_kind(task, self.name)
@@ -476,7 +485,7 @@ class SdkAdapter(ModelAdapter):
     def note_rejection(self, options: ModelOptions, exc: TransportError) -> None:
         """A 401 or 403: remembered for the key and endpoint it refused, for the sweep to stop on."""
         if exc.key_rejected:
-            env = self.api_key_env
+            env = self.service.api_key_env
             key = f"the key in {env}" if os.environ.get(env) else f"the placeholder key ({env} is not set)"
             self._rejected[self._credential(options)] = f"the {self.name} API rejected {key}: {exc}"
 
@@ -488,7 +497,7 @@ class SdkAdapter(ModelAdapter):
         return self.endpoint(options), hashlib.sha256(key.encode()).hexdigest()
 
     def preflight(self, model: str, options: ModelOptions) -> None:
-        require_sdk(self.sdk_module, self.extra)
+        require_sdk(self.service.sdk_module, self.extra)
         try:
             settings_error(self.name, options.settings, self.supported_settings)
             self.api_key(options)
@@ -501,14 +510,14 @@ class SdkAdapter(ModelAdapter):
 
     def api_key(self, options: ModelOptions) -> str:
         """Read from the environment here and only here; never logged or written."""
-        key = os.environ.get(self.api_key_env)
+        key = os.environ.get(self.service.api_key_env)
         if not key:
-            raise ReplyError(f"{self.api_key_env} is not set")
+            raise ReplyError(f"{self.service.api_key_env} is not set")
         return key
 
     def client(self, sdk, options: ModelOptions):
         """The SDK's client with its own retries off: `Request` retries, under the deadline."""
-        client_class = getattr(sdk, self.client_class)
+        client_class = getattr(sdk, self.service.client_class)
         return client_class(api_key=self.api_key(options), base_url=self.base_url(options), timeout=options.timeout_s,
                             max_retries=0, http_client=self._http_client(sdk))
 
@@ -522,15 +531,12 @@ class SdkAdapter(ModelAdapter):
     def base_url(self, options: ModelOptions) -> str | None:
         return options.base_url
 
-    base_url_env: ClassVar[str] = ""         # the SDK reads its base URL from this when none is given
-    official_url: ClassVar[str | None] = None
-
     def endpoint(self, options: ModelOptions) -> str | None:
         """After the environment: `--base-url`, else the SDK's base-URL variable, else the official API."""
-        return options.base_url or os.environ.get(self.base_url_env) or self.official_url
+        return options.base_url or os.environ.get(self.service.base_url_env) or self.service.official_url
 
     def official_endpoint(self) -> str | None:
-        return self.official_url
+        return self.service.official_url
 
     @abstractmethod
     def ask(self, client, request: Request, model: str, task, settings: dict) -> Reply:
@@ -540,7 +546,7 @@ class SdkAdapter(ModelAdapter):
 
     def tool_session(self, model: str, task, tools: list, options: ModelOptions) -> "SdkToolSession":
         """A tool_loop conversation through the API's native tool interface (sb.toolloop drives it)."""
-        sdk = require_sdk(self.sdk_module, self.extra)
+        sdk = require_sdk(self.service.sdk_module, self.extra)
         try:
             settings_error(self.name, options.settings, self.supported_settings)
             client = self.client(sdk, options)
