@@ -614,6 +614,17 @@ def test_an_exception_with_a_demanding_constructor_crosses_as_its_type():
     assert type(rebuilt) is UnicodeDecodeError and isinstance(rebuilt, ValueError)
 
 
+@pytest.mark.parametrize("tree", [{"tdtype": "float32"}, {"tsize": [2, 3]}, {"tdevice": "cpu"},
+                                  {"tensor": 0, "dtype": "float32", "shape": [1]}])
+def test_a_torch_value_on_a_side_without_torch_is_a_protocol_error(tree, monkeypatch):
+    """A worker of a numpy-only task sent a tensor, a dtype, a size or a device: refused as
+    the protocol breach it is, whatever the value (once an AttributeError on None)."""
+    from sb import _wire
+    monkeypatch.setattr(_wire, "_import_if_available", lambda name: None)
+    with pytest.raises(_wire.ProtocolError, match="torch is not installed on this side"):
+        _wire.Codec(None).decode(tree, [b"\0" * 4])
+
+
 # ---------------------------------------------------------------- found by an outside red team
 
 
