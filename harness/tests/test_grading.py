@@ -50,6 +50,34 @@ def test_first_failure_ends_a_failing_grading_at_its_first_failing_test_with_the
     assert right.passed and right.counts["passed"] == len(expected)
 
 
+THREADED = """
+
+from concurrent.futures import ThreadPoolExecutor as _Pool
+
+_on_the_callers_thread = {name}
+
+
+def {name}(*args, **kwargs):
+    \"\"\"The reference, run on a thread of the solution's own.\"\"\"
+    with _Pool(max_workers=1) as pool:
+        return pool.submit(_on_the_callers_thread, *args, **kwargs).result()
+"""
+
+
+@pytest.mark.parametrize("slug, module, function", [("n_plus_one", "report.py", "customer_report"),
+                                                    ("sqlsafe", "user_search.py", "search_users")])
+def test_a_right_solution_calling_the_judges_database_from_a_thread_of_its_own_passes(slug, module, function,
+                                                                                       bwrap_sandbox):
+    """Such a call is served on a judge thread of its own (the wire's conversations), so a
+    judge-side object tied to the thread that made it (sqlite3's default check_same_thread)
+    failed every one: a right solution graded failed (found by a red team)."""
+    from sb.catalog import load_tasks
+    task = load_tasks()[slug]
+    threaded = {**task.reference_files, module: task.reference_files[module] + THREADED.format(name=function).encode()}
+    outcome = grade(task, threaded, bwrap_sandbox, expected_ids(task, bwrap_sandbox))
+    assert outcome.status == Status.PASSED, outcome.detail
+
+
 def test_undeclared_files_are_dropped_and_recorded(fixture_task, plain_sandbox):
     files = {**GOOD, "conftest.py": b"raise SystemExit(0)\n", "notes/x.txt": b"hi"}
     outcome = grade(fixture_task, files, plain_sandbox, expected_ids(fixture_task, plain_sandbox))

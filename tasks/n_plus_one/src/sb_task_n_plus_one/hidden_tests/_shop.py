@@ -24,7 +24,10 @@ class Shop:
 
     def __init__(self, customers, orders, items, path=":memory:"):
         self.customers, self.orders, self.items = list(customers), list(orders), list(items)
-        self.db = sqlite3.connect(path)
+        # The solution may call from threads of its own; the wire serves each such call on a
+        # judge thread of its own, so the connection must not be tied to the thread that made
+        # it. SQLite's serialized mode (sqlite3.threadsafety == 3) makes sharing it safe.
+        self.db = sqlite3.connect(path, check_same_thread=False)
         self.db.executescript(SCHEMA)
         self.db.executemany("INSERT INTO customers VALUES (?, ?)", self.customers)
         self.db.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)", self.orders)

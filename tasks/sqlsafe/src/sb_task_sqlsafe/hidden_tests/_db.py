@@ -51,10 +51,17 @@ def _fill(db, table_rows):
     db.commit()
 
 
+def _connect(path):
+    """The solution may call from threads of its own; the wire serves each such call on a
+    judge thread of its own, so the connection must not be tied to the thread that made it.
+    SQLite's serialized mode (sqlite3.threadsafety == 3) makes sharing it safe."""
+    return sqlite3.connect(path, check_same_thread=False)
+
+
 def make_db(table_rows=None):
     """A fresh in-memory users table here in the judge (the given rows, else rows()), and
     the connection search_users receives over it."""
-    db = sqlite3.connect(":memory:")
+    db = _connect(":memory:")
     _fill(db, rows() if table_rows is None else table_rows)
     return UsersConnection(db)
 
@@ -81,7 +88,7 @@ def make_file_db_with_open_transaction(table_rows, pending):
     """A database file holding `table_rows`, and a connection to it on which the caller has
     inserted `pending` without committing: the caller's transaction is still open."""
     path = os.path.join(tempfile.mkdtemp(prefix="users-"), "users.db")
-    db = sqlite3.connect(path)
+    db = _connect(path)
     _fill(db, table_rows)
     db.executemany(INSERT, [tuple(r) for r in pending])
     return UsersConnection(db), path
