@@ -805,22 +805,3 @@ def test_the_parsers_one_event_chunk_shortcut_gives_what_the_general_path_gives(
             cuts = sorted(rng.sample(range(1, len(stream)), min(len(stream) - 1, rng.randint(0, 12))))
             reads = [stream[a:b] for a, b in zip([0] + cuts, cuts + [len(stream)])]
         assert parse(reads, True) == parse(reads, False), reads
-
-
-@pytest.mark.parametrize("wall_clock_step_ns", [0, 57_000_000, -57_000_000, 3_600_000_000_000])
-def test_a_read_is_stamped_by_its_age_so_a_stepped_wall_clock_moves_no_stamp(wall_clock_step_ns):
-    """The kernel stamps reads with the wall clock; the stamp on the monotonic clock is the
-    read's age on the wall clock taken off the moment of the read, so wherever the wall clock
-    stands against the monotonic one (stepped, slewed) the stamp is the same. A stamp from
-    the future (the clock stepped back within the age) counts as the moment of the read."""
-    import socket
-    import struct
-    from sb.speed.client import SO_TIMESTAMPNS, _stamp
-    now, real, age = 5_000_000_000, 1_750_000_000_000_000_000 + wall_clock_step_ns, 1_234_567
-
-    def ancillary(wall_ns):
-        return [(socket.SOL_SOCKET, SO_TIMESTAMPNS, struct.pack("qq", *divmod(wall_ns, 1_000_000_000)))]
-
-    assert _stamp(now, real, ancillary(real - age)) == now - age
-    assert _stamp(now, real, ancillary(real + age)) == now
-    assert _stamp(now, real, []) == now  # no kernel stamp: the read's own moment

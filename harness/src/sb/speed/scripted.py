@@ -87,8 +87,8 @@ class _Conn:
     another, and the server's own queueing would pass for the client's measurement error.
     """
 
-    def __init__(self, sock: socket.socket):
-        self.sock = sock
+    def __init__(self, sock: socket.socket, realtime_offset_ns: int):
+        self.sock, self.offset = sock, realtime_offset_ns
         self.loop = asyncio.get_running_loop()
 
     async def recv(self) -> tuple:
@@ -108,11 +108,11 @@ class _Conn:
             return
         except OSError:
             data, ancillary = b"", []
-        stamp, real = perf_counter_ns(), time.time_ns()
-        for level, kind, payload in ancillary:  # the read's age on the wall clock, off the monotonic one (client.py)
+        stamp = perf_counter_ns()
+        for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
                 seconds, nanoseconds = struct.unpack("qq", payload[:16])
-                stamp -= max(0, real - (seconds * 1_000_000_000 + nanoseconds))
+                stamp = min(stamp, seconds * 1_000_000_000 + nanoseconds - self.offset)
         future.set_result((data, stamp))
 
     def write(self, data: bytes) -> None:
@@ -137,8 +137,8 @@ class _TlsConn(_Conn):
     client's TLS path is measured against the same truth as its plain one.
     """
 
-    def __init__(self, sock: socket.socket, context: ssl.SSLContext):
-        super().__init__(sock)
+    def __init__(self, sock: socket.socket, realtime_offset_ns: int, context: ssl.SSLContext):
+        super().__init__(sock, realtime_offset_ns)
         self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
         self.tls = context.wrap_bio(self.incoming, self.outgoing, server_side=True)
         self.handshaken = False
@@ -315,6 +315,7 @@ async def serve(script: Script, port: int, lifetime_s: float, tls: ssl.SSLContex
     listener.bind(("127.0.0.1", port))
     listener.listen(256)
     listener.setblocking(False)
+    offset = time.time_ns() - perf_counter_ns()
     print(f"listening {listener.getsockname()[1]}", flush=True)
     tasks = set()
 
@@ -325,7 +326,7 @@ async def serve(script: Script, port: int, lifetime_s: float, tls: ssl.SSLContex
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with contextlib.suppress(OSError):       # not Linux: arrival stamped in the loop
                 sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-            conn = _Conn(sock) if tls is None else _TlsConn(sock, tls)
+            conn = _Conn(sock, offset) if tls is None else _TlsConn(sock, offset, tls)
             task = asyncio.create_task(_serve_connection(script, conn))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
