@@ -255,7 +255,8 @@ def test_the_key_goes_only_to_the_api(client, fixture_task):
 def test_a_missing_key_is_adapter_error_naming_the_variable(client, fixture_task, monkeypatch):
     monkeypatch.delenv(client.adapter.service.api_key_env)
     attempt, _ = client.solve(fixture_task, [Scripted(payload=files(("adder.py", CORRECT)))])
-    assert attempt.status == Status.ADAPTER_ERROR and attempt.detail == f"{client.adapter.service.api_key_env} is not set"
+    key_env = client.adapter.service.api_key_env
+    assert attempt.status == Status.ADAPTER_ERROR and attempt.detail == f"{key_env} is not set"
     assert client.server.requests == []
 
 

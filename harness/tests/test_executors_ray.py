@@ -238,17 +238,22 @@ def ray_workers(marker: str) -> list:
             if marker.encode() in environ and cmdline.startswith(b"ray::") and b"Agent" not in cmdline.split(b"\0")[0]]
 
 
+def ancestors(pid: int, table: dict | None = None) -> set:
+    """The pids above `pid` (its parent, that one's, and so on), from `table` (processes())."""
+    table, found = table or processes(), set()
+    while pid in table and pid > 1:
+        pid = table[pid][0]
+        found.add(pid)
+    return found
+
+
 def sandboxes(scratch: Path, under: str | None = None) -> list:
     """Judges and solution workers grading in `scratch`; with `under`, only those whose
     ancestry has `under` in its environment (a sandbox's own environment is allow-listed)."""
     table = processes()
 
     def ancestry_has(pid: int) -> bool:
-        while pid in table and pid > 1:
-            if under.encode() in table[pid][1]:
-                return True
-            pid = table[pid][0]
-        return False
+        return any(under.encode() in table[p][1] for p in {pid} | ancestors(pid, table) if p in table)
 
     return [pid for pid, (_, _, cmdline) in table.items()
             if any(f"{scratch}/sb-".encode() in cmdline and part in cmdline for part in (b"/judge/runner.py",
@@ -324,14 +329,6 @@ def wait_for(condition, what: str, timeout_s: float = 240, still=lambda: "") -> 
     while not condition():
         assert time.monotonic() < deadline, f"gave up waiting for {what} {still()}"
         time.sleep(0.1)
-
-
-def ancestors(pid: int) -> set:
-    table, found = processes(), set()
-    while pid in table and pid > 1:
-        pid = table[pid][0]
-        found.add(pid)
-    return found
 
 
 def left_running(scratch: Path, worker: str) -> str:

@@ -200,6 +200,8 @@ def grader_hash() -> str:
     for name in GRADER_FILES:
         digest.update(f"{name}:".encode() + hashlib.sha256(package.joinpath(name).read_bytes()).digest())
     return digest.hexdigest()[:16]
+
+
 WATCHED_PREIMPORTS = ("numpy", "torch")
 
 
@@ -246,7 +248,8 @@ def _lay_out(root: Path, task: Task, solution: FileSet, first_failure: bool = Fa
     package = resources.files("sb")
     wire = package.joinpath("_wire.py").read_bytes()
     write_files(layout["wire"], {"_wire.py": wire, "_worker.py": package.joinpath("_worker.py").read_bytes()})
-    write_files(layout["judge"], {"runner.py": package.joinpath("_runner.py").read_bytes(), "pytest.ini": _pytest_ini(first_failure),
+    write_files(layout["judge"], {"runner.py": package.joinpath("_runner.py").read_bytes(),
+                                  "pytest.ini": _pytest_ini(first_failure),
                                   "sb/__init__.py": b"", "sb/_wire.py": wire,
                                   "sb/judge.py": package.joinpath("judge.py").read_bytes(),
                                   **{f"sb/{name}": package.joinpath(name).read_bytes() for name in JUDGE_HELPERS}})
@@ -352,7 +355,7 @@ def _test_verdict(outcomes: dict, expected: list | None, record: Record, base: d
     if not wanted:
         return Outcome(status=Status.HARNESS_ERROR, detail="no test ran", **base)
     if failed:
-        ran = [nodeid for nodeid in failed if nodeid in outcomes] or failed  # a test that ran says more than one missing
+        ran = [nodeid for nodeid in failed if nodeid in outcomes] or failed  # a test that ran says more
         return Outcome(status=Status.FAILED, failed_tests=failed, detail=_first_failure(record, ran[0]), **base)
     if not record.ended:
         return Outcome(status=Status.FAILED, detail="the process was killed (a crash or a resource limit)", **base)

@@ -3,8 +3,8 @@
 A unit of work (`Work`) names a task by slug and carries the solver's files, the isolation,
 the reference's test ids and the three things a worker checks before it grades: the task's
 content hash, the toolchain fingerprint and the grader hash the driver sees. Its result is
-a dict: the Outcome's fields, or `not_graded` with a one-line reason. Every executor grades through the
-same `perform()`, so the local and the Ray executor return the same verdicts.
+a dict: the Outcome's fields, or `not_graded` with a one-line reason. Every executor grades
+through the same `perform()`, so the local and the Ray executor return the same verdicts.
 
 Model calls never go through an executor: they stay on the driver, so a lost worker never
 bills a model twice. The driver alone writes results files.
