@@ -11,7 +11,10 @@ alike, and the medians are printed with the added seconds per grading:
   sandbox, no record;
 - single process: the old runner (`harness/src/sb/_runner.py` at commit a614a88, taken
   from git) importing the solution itself, in the same bubblewrap jail;
-- two processes: `sb.grading.grade` as it is now (judge + worker, each in bwrap).
+- two processes, cold judge: `sb.grading.grade` with SB_WARM_JUDGES=0 (judge + worker,
+  each started in bwrap for every grading);
+- two processes, warm judge: `sb.grading.grade` as it runs by default, the judge forked
+  from a warm judge (sb/warm.py) that one warm-up grading started; the worker is new.
 """
 
 from __future__ import annotations
@@ -106,9 +109,13 @@ def single_process(task, runner: bytes) -> float:
     return elapsed
 
 
-def two_processes(task, expected: list) -> float:
+SANDBOX = BwrapSandbox()  # one instance: warm judges are kept per sandbox
+
+
+def two_processes(task, expected: list, warm: bool) -> float:
+    os.environ["SB_WARM_JUDGES"] = "1" if warm else "0"
     start = time.perf_counter()
-    outcome = grade(task, task.reference_files, BwrapSandbox(), expected)
+    outcome = grade(task, task.reference_files, SANDBOX, expected)
     elapsed = time.perf_counter() - start
     assert outcome.passed, outcome.summary()
     return elapsed
@@ -121,21 +128,19 @@ def main() -> None:
     slugs = slugs or ["softmax_stability", "chunked_batchnorm_backward"]
     tasks, runner = load_tasks(), old_runner()
     print(f"median wall seconds per grading of the reference, {rounds} rounds, interleaved")
-    print(f"{'task':30} {'bare pytest':>12} {'1 process':>10} {'2 processes':>12} {'2p - 1p':>9} {'2p - bare':>10}")
+    print(f"{'task':28} {'bare':>7} {'1 proc':>7} {'2p cold':>8} {'2p warm':>8} {'warm-bare':>10} {'warm-cold':>10}")
     for slug in slugs:
         task = tasks[slug]
-        expected = grade(task, task.reference_files, BwrapSandbox()).test_ids
-        timings = {"bare": [], "one": [], "two": []}
+        expected = grade(task, task.reference_files, SANDBOX).test_ids  # also starts the warm judge
+        timings = {"bare": [], "one": [], "cold": [], "warm": []}
         for _ in range(rounds):
             timings["bare"].append(bare_pytest(task))
             timings["one"].append(single_process(task, runner))
-            timings["two"].append(two_processes(task, expected))
-        bare, two = statistics.median(timings["bare"]), statistics.median(timings["two"])
-        if None in timings["one"]:
-            print(f"{slug:30} {bare:12.3f} {'n/a':>10} {two:12.3f} {'n/a':>9} {two - bare:+10.3f}")
-            continue
-        one = statistics.median(timings["one"])
-        print(f"{slug:30} {bare:12.3f} {one:10.3f} {two:12.3f} {two - one:+9.3f} {two - bare:+10.3f}")
+            timings["cold"].append(two_processes(task, expected, warm=False))
+            timings["warm"].append(two_processes(task, expected, warm=True))
+        bare, cold, warm = (statistics.median(timings[k]) for k in ("bare", "cold", "warm"))
+        one = "n/a" if None in timings["one"] else f"{statistics.median(timings['one']):.3f}"
+        print(f"{slug:28} {bare:7.3f} {one:>7} {cold:8.3f} {warm:8.3f} {warm - bare:+10.3f} {warm - cold:+10.3f}")
     print("n/a: the single-process runner of a614a88 cannot run hidden tests that use sb.judge; bare pytest"
           " loads their probes in its own process")
 

@@ -214,13 +214,19 @@ def test_a_folder_whose_owner_was_killed_is_removed_by_the_next_grading(tmp_path
     assert os.path.isdir(orphan)
     grade(fixture_task, GOOD, plain_sandbox)
     assert not os.path.exists(orphan)
+    from sb.warm import warm_judges
+    warm_judges().close()  # a warm judge's folder lives as long as it does
     assert sorted(p.name for p in tmp_path.iterdir()) == [kept.name]  # a folder without a marker is never touched
     assert interrupt.reap_orphaned_folders(str(tmp_path)) == []
 
 
-def test_an_interrupt_while_a_sandbox_starts_leaves_no_process(fixture_task, plain_sandbox, monkeypatch):
+@pytest.mark.parametrize("warm", ["0", "1"])
+def test_an_interrupt_while_a_sandbox_starts_leaves_no_process(fixture_task, plain_sandbox, monkeypatch, warm):
     """The worst moment: the child exists, nobody tracks it yet. The interrupt waits until
-    it is tracked, then the grading stops and kills it."""
+    it is tracked, then the grading stops and kills it. A warm judge starts on a thread of
+    its own: the interrupt lands while the grading waits on it, and that warm judge, which
+    may still be running the grading, is closed, never kept for the next."""
+    monkeypatch.setenv("SB_WARM_JUDGES", warm)
     import subprocess as real
     started = []
 
@@ -228,7 +234,7 @@ def test_an_interrupt_while_a_sandbox_starts_leaves_no_process(fixture_task, pla
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             started.append(self)
-            if threading.current_thread() is threading.main_thread():  # the judge, once
+            if threading.current_thread() is threading.main_thread() or "--warm" in args[0]:  # the judge, once
                 _thread.interrupt_main()
 
     monkeypatch.setattr("sb.sandbox.base.subprocess.Popen", Interrupted)

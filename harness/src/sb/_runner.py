@@ -2,6 +2,7 @@
 the installed `sb` (the grader lays `sb/judge.py` and `sb/_wire.py` beside this file).
 
 Usage: python -s -B -P _runner.py HARNESS_DIR TESTS_DIR INI RECORD_FD WIRE_FD SOLUTION_DIR MODULES
+   or: python -s -B -P _runner.py --warm CONTROL_FD PREIMPORT,...   (a warm judge: see serve_warm)
 
 The judge never imports the solution: the modules the starter declares are served by the
 worker process over the wire (sb.judge). It writes one JSON line per event to RECORD_FD:
@@ -95,5 +96,164 @@ def main(argv):
     _exit(status)
 
 
+def serve_warm(control_fd, names):
+    """A warm judge: import pytest and the task's heavy dependencies once, then fork one
+    fresh judge per grading the grader asks for (sb/warm.py), so no grading pays those
+    imports again. Nothing of a grading is imported before its fork: each child imports
+    the judge's modules, the hidden tests and their oracles itself, exactly as a cold
+    judge does, and ends with os._exit, so no grading leaves state in the next.
+
+    One grading at a time. This process is its children's subreaper and stays in their
+    process group: once a grading's child has ended (or at a kill), every process left
+    below this one is that grading's and is killed, and the grader's interrupt, which
+    kills this group, reaches them all, as with a cold judge.
+
+    One packet per message on a SOCK_SEQPACKET socket. From the grader: a run (JSON:
+    argv, cwd, env, cpu_s, fd_args; its record, wire and output descriptors attached),
+    a kill, or end of file (exit). To it: {"pid"} once forked, {"exit": status} once it ended.
+    """
+    import socket
+    _become_subreaper()
+    for name in ["pytest", *names]:
+        try:
+            __import__(name)
+        except Exception:
+            pass  # the grading's own import reports it
+    control = socket.socket(fileno=control_fd)
+    lock = threading.Lock()
+
+    def tell(**message):
+        with lock:
+            control.send(json.dumps(message).encode())
+
+    def reap(pid):
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:  # never: orphans are reaped around the live child
+            status = 0
+        _kill_descendants()  # what the grading started and left, as a cold judge's sandbox would
+        tell(exit=os.waitstatus_to_exitcode(status))
+
+    while True:
+        data, fds, _, _ = socket.recv_fds(control, 1 << 20, 8)
+        if not data:
+            _end()
+        message = json.loads(data)
+        if "kill" in message:
+            _kill_descendants(spare=message["kill"])
+            continue
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            _become_grading(message, fds)
+        for fd in fds:
+            os.close(fd)
+        tell(pid=pid)
+        threading.Thread(target=reap, args=(pid,), daemon=True).start()
+
+
+def _end():
+    """The grader closed the socket (done, or interrupted mid-grading): kill and reap every
+    process below this one first, so none outlives the warm judge even as a zombie."""
+    _kill_descendants()
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    _exit(0)
+
+
+def _become_subreaper():
+    """prctl(PR_SET_CHILD_SUBREAPER): a grading's orphans come to this process, not to init."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+
+
+def _kill_descendants(spare=None):
+    """SIGKILL every process below this one (only one grading's run at a time), and reap
+    those that were orphaned to it; `spare` (the grading's own child) is killed but reaped
+    by its waiter."""
+    import signal
+    import time
+    me = os.getpid()
+    for _ in range(50):
+        below = _descendants(me)
+        if not below:
+            return
+        for pid in below:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.01)
+        _reap_orphans(me, spare)
+
+
+def _descendants(root):
+    """Live (not zombie) processes below `root`."""
+    parents = {}
+    for pid, state, ppid in _process_table():
+        if state != "Z":
+            parents.setdefault(ppid, []).append(pid)
+    found, stack = [], list(parents.get(root, []))
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack += parents.get(pid, [])
+    return found
+
+
+def _reap_orphans(me, spare):
+    """Reap the zombies orphaned to this process: every child but the grading's own."""
+    for pid, state, ppid in _process_table():
+        if state == "Z" and ppid == me and pid != spare:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+def _process_table():
+    """(pid, state, parent pid) of every process this one can see in /proc."""
+    table = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            table.append((int(entry), stat[0], int(stat[1])))
+    return table
+
+
+def _become_grading(message, fds):
+    """In the forked child: the grading's output, folder, environment and CPU limit; its
+    descriptors where its argv names them; then the judge's main, which exits."""
+    import resource
+    import tempfile
+    *passed, out = fds
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    argv = list(message["argv"])
+    for index, fd in zip(message["fd_args"], passed):
+        argv[index] = str(fd)
+    os.chdir(message["cwd"])
+    os.environ.clear()
+    os.environ.update(message["env"])
+    tempfile.tempdir = None  # read from TMPDIR again, the grading's own
+    cpu = int(message["cpu_s"])
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    sys.argv = argv
+    try:
+        main(argv)
+    finally:
+        _exit(70)
+
+
 if __name__ == "__main__":
-    main(sys.argv)
+    if sys.argv[1:2] == ["--warm"]:
+        serve_warm(int(sys.argv[2]), [n for n in sys.argv[3].split(",") if n])
+    else:
+        main(sys.argv)

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import socket
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -25,7 +27,7 @@ from pathlib import Path
 from sb.outcome import Outcome, Status
 from sb.hardware import accelerator_devices
 from sb.interrupt import temporary_directory
-from sb.sandbox.base import PRIVATE_WRITES_MB, Completed, Job, Sandbox
+from sb.sandbox.base import PRIVATE_WRITES_MB, Completed, Job, Sandbox, interrupts_held
 from sb.sandbox.view import JUDGE_DISTRIBUTIONS, python_view
 from sb.task import FileSet, Task
 
@@ -132,9 +134,26 @@ JUDGE_GRACE_S = 10  # the judge outlives the worker's limit by this much, to rec
 
 def execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: bool = False):
     """Lay out a fresh grading directory and run the hidden tests once: the judge and the
-    solution's worker start together, each in its own sandbox, joined by a socket pair."""
-    with temporary_directory(f"sb-{task.slug}-") as tmp:
-        layout = _lay_out(Path(tmp), task, solution, first_failure)
+    solution's worker start together, each in its own sandbox, joined by a socket pair.
+    The judge is a fork of a warm judge where the sandbox keeps them (sb/warm.py)."""
+    warm = None
+    try:
+        with interrupts_held():  # taken and held here as one step: an interrupt never strands one
+            warm = _warm_judge(task, sandbox)
+        return _execute(task, solution, sandbox, first_failure, warm)
+    except BaseException:
+        if warm is not None:  # it may still be running this grading: closed, never lent again
+            warm[1].broken = True
+        raise
+    finally:
+        if warm is not None:
+            from sb.warm import warm_judges
+            warm_judges().give_back(*warm)
+
+
+def _execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: bool, warm):
+    with temporary_directory(f"sb-{task.slug}-") as tmp, _judge_root(warm, Path(tmp)) as judge_root:
+        layout = {**_lay_out_worker(Path(tmp), solution), **_lay_out_judge(judge_root, task, solution, first_failure)}
         read_fd, record_fd = os.pipe()
         reader = _RecordReader(read_fd)
         judge_end, worker_end = (s.detach() for s in socket.socketpair())
@@ -145,12 +164,46 @@ def execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: bool
         thread = threading.Thread(target=lambda: worker_done.update(completed=sandbox.run(worker_job)), daemon=True)
         try:  # started inside: an interrupt that lands in start() still cancels the worker's sandbox
             thread.start()
-            judged = sandbox.run(judge_job)
+            judged = _run_judge(warm, sandbox, judge_job)
         finally:
             cancel.set()
             if thread.is_alive():
                 thread.join()
         return reader.finish(), _fold(judged, worker_done.get("completed"))
+
+
+def _warm_judge(task: Task, sandbox: Sandbox):
+    """(key, WarmJudge) when this grading's judge can be a fork of a warm one, else None.
+    Never for a task with devices (a device's holder is the grading's own process), and
+    only on Linux (a warm judge reaps what a grading leaves through /proc and a subreaper)."""
+    cold = os.environ.get("SB_WARM_JUDGES", "1") == "0" or accelerator_devices(task.meta) or sys.platform != "linux"
+    if cold or not sandbox.keeps_warm_judges:
+        return None
+    from sb.warm import warm_judges
+    return warm_judges().take(sandbox, _judge_view_job(task), _preimports(task))
+
+
+@contextmanager
+def _judge_root(warm, tmp: Path):
+    """Where the judge's files go: beside the worker's, or in a slot the warm judge sees."""
+    if warm is None:
+        yield tmp
+        return
+    slot = warm[1].slot()
+    try:
+        yield slot
+    finally:
+        shutil.rmtree(slot, ignore_errors=True)
+
+
+def _run_judge(warm, sandbox: Sandbox, job: Job) -> Completed:
+    if warm is None:
+        return sandbox.run(job)
+    from sb.warm import WarmJudgeBroken
+    try:
+        return warm[1].run(job)
+    except WarmJudgeBroken:
+        return sandbox.run(job)  # nothing was handed over: a cold judge takes the same job
 
 
 def _fold(judge: Completed, worker: Completed | None) -> Completed:
@@ -172,20 +225,31 @@ def _worker_job(task: Task, layout: dict, fd: int, cancel) -> Job:
 
 
 def _judge_job(task: Task, layout: dict, record_fd: int, fd: int) -> Job:
-    view = python_view(tuple(task.meta.deps), JUDGE_DISTRIBUTIONS)
     argv = [sys.executable, *_PY_FLAGS, str(layout["judge"] / "runner.py"), str(layout["judge"]),
             str(layout["hidden_tests"]), str(layout["judge"] / "pytest.ini"), str(record_fd), str(fd),
             str(layout["solution_copy"]), ",".join(solution_modules(task))]
-    readable = (*view.readable, *(str(layout[k]) for k in ("judge", "hidden_tests", "solution_copy")))
-    return Job(argv=argv, cwd=layout["solution_copy"], env=_env(layout["jscratch"], view),
-               timeout_s=task.meta.time_limit_s + JUDGE_GRACE_S, writable=(layout["jscratch"],), readable=readable,
-               masked=view.masked, devices=accelerator_devices(task.meta), hidden=_task_folder(task),
-               pass_fds=(record_fd, fd), private_writes_mb=PRIVATE_WRITES_MB)
+    view_job = _judge_view_job(task)
+    readable = (*view_job.readable, *(str(layout[k]) for k in ("judge", "hidden_tests", "solution_copy")))
+    env = _env(layout["jscratch"], _judge_view(task))
+    return dataclasses.replace(view_job, argv=argv, cwd=layout["solution_copy"], env=env,
+                               writable=(layout["jscratch"],), readable=readable, pass_fds=(record_fd, fd))
+
+
+def _judge_view(task: Task):
+    return python_view(tuple(task.meta.deps), JUDGE_DISTRIBUTIONS)
+
+
+def _judge_view_job(task: Task) -> Job:
+    """What every judge of this task shares: its view, hidden folder, devices and limits."""
+    view = _judge_view(task)
+    return Job(argv=[], cwd=Path("/"), env=_env(Path("/nonexistent"), view),
+               timeout_s=task.meta.time_limit_s + JUDGE_GRACE_S, readable=tuple(view.readable), masked=view.masked,
+               devices=accelerator_devices(task.meta), hidden=_task_folder(task), private_writes_mb=PRIVATE_WRITES_MB)
 
 
 _PY_FLAGS = ("-s", "-B", "-P")
 JUDGE_HELPERS = ("source_checks.py", "sqlite_facade.py")  # task authors' tools (standalone), laid beside sb.judge
-GRADER_FILES = ("grading.py", "_runner.py", "judge.py", "_wire.py", "_worker.py", *JUDGE_HELPERS,
+GRADER_FILES = ("grading.py", "_runner.py", "judge.py", "_wire.py", "_worker.py", "warm.py", *JUDGE_HELPERS,
                 "sandbox/base.py", "sandbox/bwrap.py", "sandbox/view.py")
 
 
@@ -234,26 +298,38 @@ def _pytest_ini(first_failure: bool) -> bytes:
     return b"[pytest]\naddopts = --maxfail=1\n" if first_failure else b"[pytest]\n"
 
 
-def _lay_out(root: Path, task: Task, solution: FileSet, first_failure: bool = False) -> dict:
-    names = ("solution", "solution_copy", "hidden_tests", "judge", "wire", "wscratch", "jscratch")
-    layout = {name: root / name for name in names}
-    for path in layout.values():
-        path.mkdir()
-    for scratch in ("wscratch", "jscratch"):
-        (layout[scratch] / "home").mkdir()
-        (layout[scratch] / "tmp").mkdir()
+def _lay_out_worker(root: Path, solution: FileSet) -> dict:
+    """The worker's side: the solution, the wire and its scratch."""
+    layout = {name: root / name for name in ("solution", "wire", "wscratch")}
+    _make(layout, "wscratch")
     write_files(layout["solution"], solution)
+    package = resources.files("sb")
+    write_files(layout["wire"], {"_wire.py": package.joinpath("_wire.py").read_bytes(),
+                                 "_worker.py": package.joinpath("_worker.py").read_bytes()})
+    return layout
+
+
+def _lay_out_judge(root: Path, task: Task, solution: FileSet, first_failure: bool = False) -> dict:
+    """The judge's side: the runner and its modules, the hidden tests, a copy of the solution
+    (for source checks, read, never imported) and its scratch."""
+    layout = {name: root / name for name in ("solution_copy", "hidden_tests", "judge", "jscratch")}
+    _make(layout, "jscratch")
     write_files(layout["solution_copy"], solution)
     write_files(layout["hidden_tests"], task.hidden_test_files)
     package = resources.files("sb")
-    wire = package.joinpath("_wire.py").read_bytes()
-    write_files(layout["wire"], {"_wire.py": wire, "_worker.py": package.joinpath("_worker.py").read_bytes()})
     write_files(layout["judge"], {"runner.py": package.joinpath("_runner.py").read_bytes(),
                                   "pytest.ini": _pytest_ini(first_failure),
-                                  "sb/__init__.py": b"", "sb/_wire.py": wire,
+                                  "sb/__init__.py": b"", "sb/_wire.py": package.joinpath("_wire.py").read_bytes(),
                                   "sb/judge.py": package.joinpath("judge.py").read_bytes(),
                                   **{f"sb/{name}": package.joinpath(name).read_bytes() for name in JUDGE_HELPERS}})
     return layout
+
+
+def _make(layout: dict, scratch: str) -> None:
+    for path in layout.values():
+        path.mkdir()
+    (layout[scratch] / "home").mkdir()
+    (layout[scratch] / "tmp").mkdir()
 
 
 def write_files(folder: Path, files: FileSet) -> None:

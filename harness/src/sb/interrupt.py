@@ -41,17 +41,28 @@ def temporary_directory(prefix: str):
     """tempfile.TemporaryDirectory, removed by the interrupt handler too. A process killed
     outright (SIGKILL, a lost Ray worker) runs no handler: its folders carry an owner
     marker, and the next one made on this machine removes those whose owner is gone."""
+    path = lasting_directory(prefix)
+    try:
+        yield path
+    finally:
+        remove_directory(path)
+
+
+def lasting_directory(prefix: str) -> str:
+    """A folder like temporary_directory's that outlives a block (a warm judge's): the
+    caller removes it with remove_directory; an interrupt or the next command does otherwise."""
     reap_orphaned_folders()
     path = tempfile.mkdtemp(prefix=prefix)
     _mark_owner(path)
     with _lock:
         _folders.add(path)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-        with _lock:
-            _folders.discard(path)
+    return path
+
+
+def remove_directory(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    with _lock:
+        _folders.discard(path)
 
 
 def set_note(text: str) -> None:

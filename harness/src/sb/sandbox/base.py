@@ -81,6 +81,10 @@ class Completed:
 class Sandbox(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    # True: a long-lived command run by `run` may serve many gradings' judges, each a fork
+    # with the same view, limits and hidden paths (sb/warm.py). A sandbox whose run does
+    # anything per job beyond starting the command under the job's limits leaves it False.
+    keeps_warm_judges: ClassVar[bool] = False
 
     @classmethod
     def unavailable_reason(cls) -> str | None:

@@ -23,6 +23,7 @@ from sb.sandbox.base import Completed, Job, Sandbox, limits_preexec, run_process
 
 class BwrapSandbox(Sandbox):
     name = "bwrap"
+    keeps_warm_judges = True
     description = "bubblewrap: no network, read-only root, only the grading directory writable"
 
     @classmethod

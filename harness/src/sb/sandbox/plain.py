@@ -11,6 +11,7 @@ from sb.sandbox.base import Completed, Job, Sandbox, limits_preexec, run_process
 
 class PlainSandbox(Sandbox):
     name = "none"
+    keeps_warm_judges = True
     description = "plain subprocess: rlimits and a clean environment, no filesystem or network isolation"
 
     def run(self, job: Job) -> Completed:

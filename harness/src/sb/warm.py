@@ -1,0 +1,199 @@
+"""Warm judges: one long-lived judge per task view, forked once per grading.
+
+A torch task's grading imports torch twice, once in the solution's worker and once in the
+judge, and on two cores the judge's import (about 2.6 s of CPU here) is most of what the
+split costs over a bare pytest run. The judge is the grader's own code and the hidden
+tests; nothing of the solution ever runs in it. So it can be started once, in the same
+sandbox a cold judge gets (its view, its hidden task folder, its limits), import pytest
+and the task's heavy dependencies there, and fork a fresh child for each grading
+(`_runner.serve_warm`). The child imports the hidden tests, their oracles and the judge's
+modules itself, in its own session, and exits when the grading ends: no grading's state
+reaches the next. The solution's worker is never warm: every grading starts a worker in
+a sandbox of its own, which holds nothing but that solution (docs/sandbox.md).
+
+What differs from a cold judge, and why it is safe: the judge's scratch folder is the
+warm judge's own (bounded per file, not in total, since the judge's writes are the
+grader's code), and its /tmp is shared by the gradings it serves one after another.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import socket
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from sb.interrupt import lasting_directory, remove_directory
+from sb.sandbox.base import OUTPUT_TAIL_BYTES, Completed, Job, Sandbox
+
+WARM_LIFETIME_S = 6 * 3600  # a warm judge's own limit; each grading's child has the grading's
+IDLE_WARM_JUDGES = 3       # kept beyond this many, the least recently used one is closed
+START_TIMEOUT_S = 120      # forking is fast; a warm judge this slow to answer is broken
+
+
+class WarmJudgeBroken(Exception):
+    """The warm judge could not take the grading; the caller runs a cold judge instead."""
+
+
+class WarmJudge:
+    """One warm judge process in `sandbox`, serving one grading at a time."""
+
+    def __init__(self, sandbox: Sandbox, template: Job, preimports: list):
+        self.root = Path(lasting_directory("sb-warm-judge-"))
+        self.sandbox, self.broken, self.served = sandbox, False, 0
+        (self.root / "tmp").mkdir()
+        (self.root / "home").mkdir()
+        runner = self.root / "runner.py"
+        from importlib import resources
+        runner.write_bytes(resources.files("sb").joinpath("_runner.py").read_bytes())
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {**template.env, "HOME": str(self.root / "home"), "TMPDIR": str(self.root / "tmp")}
+        job = replace(template, argv=[sys.executable, "-s", "-B", "-P", str(runner), "--warm", str(theirs.fileno()),
+                                      ",".join(preimports)],
+                      cwd=self.root, env=env, timeout_s=WARM_LIFETIME_S, writable=(str(self.root),),
+                      pass_fds=(theirs.detach(),), private_writes_mb=None, cancel=threading.Event())
+        self.job = job
+        self.thread = threading.Thread(target=sandbox.run, args=(job,), daemon=True)
+        self.thread.start()
+
+    def slot(self) -> Path:
+        """A fresh folder for one grading's judge-side files, inside what this judge sees."""
+        return Path(tempfile.mkdtemp(prefix="grading-", dir=self.root))
+
+    def run(self, job: Job) -> Completed:
+        """Run `job` (a judge job whose files lie in one of this judge's slots) in a fork.
+
+        Its descriptors are handed over and closed here, as a sandbox does; the argv names
+        each one where the job's argv held its number. Raises WarmJudgeBroken, before any
+        descriptor is handed over, when the warm judge cannot take it."""
+        argv = _script_argv(job.argv)
+        fd_args = [len(argv) - 1 - argv[::-1].index(str(fd)) for fd in job.pass_fds]
+        start = time.monotonic()
+        with tempfile.TemporaryFile() as out:
+            request = {"argv": argv, "cwd": str(job.cwd), "env": job.env, "cpu_s": int(job.timeout_s) + 5,
+                       "fd_args": fd_args}
+            try:
+                socket.send_fds(self.control, [json.dumps(request).encode()], [*job.pass_fds, out.fileno()])
+                self.control.settimeout(START_TIMEOUT_S)
+                started = self._receive()
+            except (OSError, ValueError) as exc:
+                self.broken = True
+                raise WarmJudgeBroken(str(exc)) from exc
+            finally:
+                self.control.settimeout(None)
+            for fd in job.pass_fds:
+                os.close(fd)
+            self.served += 1
+            try:
+                returncode, timed_out = self._wait(started["pid"], job.timeout_s)
+            except BaseException:  # an interrupt: this judge's child may still run, so it serves no other grading
+                self.broken = True
+                raise
+            duration = time.monotonic() - start
+            out.seek(0, os.SEEK_END)
+            out.seek(max(0, out.tell() - OUTPUT_TAIL_BYTES))
+            output = out.read().decode("utf-8", "replace")
+        return Completed(None if timed_out else returncode, timed_out, duration, output, self.sandbox.name)
+
+    def _receive(self) -> dict:
+        data = self.control.recv(1 << 16)
+        if not data:
+            raise OSError("the warm judge ended")
+        return json.loads(data)
+
+    def _wait(self, pid: int, timeout_s: float) -> tuple:
+        """(returncode, timed_out): the child's exit, or its group killed at the limit."""
+        self.control.settimeout(timeout_s)
+        try:
+            return self._receive()["exit"], False
+        except TimeoutError:
+            pass
+        except (OSError, ValueError, KeyError):
+            self.broken = True
+            return -9, False
+        finally:
+            self.control.settimeout(None)
+        try:
+            self.control.send(json.dumps({"kill": pid}).encode())
+            self.control.settimeout(30)
+            return self._receive()["exit"], True
+        except (OSError, ValueError, KeyError):
+            self.broken = True
+            return None, True
+        finally:
+            self.control.settimeout(None)
+
+    def close(self) -> None:
+        """End of file ends the warm judge; its sandbox is cancelled if it does not go."""
+        self.control.close()
+        self.thread.join(timeout=10)
+        self.job.cancel.set()
+        self.thread.join(timeout=10)
+        remove_directory(str(self.root))
+
+
+def _script_argv(argv: list) -> list:
+    """The runner's own argv: what follows the interpreter and its flags."""
+    rest = list(argv[1:])
+    while rest and rest[0].startswith("-"):
+        rest.pop(0)
+    return rest
+
+
+class WarmJudges:
+    """This process's warm judges, keyed by everything of a judge's sandbox that is not
+    one grading's own: the sandbox, the view, the hidden paths, the limits, the imports."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.idle: list = []    # (key, judge), least recently used first
+        atexit.register(self.close)
+
+    def take(self, sandbox: Sandbox, template: Job, preimports: list) -> tuple:
+        """(key, judge) for a judge job like `template`: an idle one, or a new one."""
+        key = _key(sandbox, template, preimports)
+        with self.lock:
+            for i, (k, judge) in enumerate(self.idle):
+                if k == key and not judge.broken:
+                    del self.idle[i]
+                    return key, judge
+        return key, WarmJudge(sandbox, template, preimports)
+
+    def give_back(self, key, judge: WarmJudge) -> None:
+        if judge.broken:
+            judge.close()
+            return
+        with self.lock:
+            self.idle.append((key, judge))
+            evicted = self.idle[:-IDLE_WARM_JUDGES]
+            del self.idle[:-IDLE_WARM_JUDGES]
+        for _, old in evicted:
+            old.close()
+
+    def close(self) -> None:
+        with self.lock:
+            judges, self.idle = self.idle, []
+        for _, judge in judges:
+            judge.close()
+
+
+def _key(sandbox: Sandbox, job: Job, preimports: list) -> tuple:
+    """The sandbox instance itself (a judge holds it, so its id is never reused meanwhile)."""
+    return (id(sandbox), tuple(job.readable), tuple(job.masked), tuple(job.hidden), tuple(job.devices),
+            job.memory_mb, job.max_processes, job.max_file_mb, tuple(preimports))
+
+
+_JUDGES: WarmJudges | None = None
+
+
+def warm_judges() -> WarmJudges:
+    global _JUDGES
+    if _JUDGES is None:
+        _JUDGES = WarmJudges()
+    return _JUDGES

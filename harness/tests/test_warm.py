@@ -1,0 +1,126 @@
+"""Warm judges (sb/warm.py): each grading's judge a fork of one long-lived judge per task
+view, with the verdicts, the limits and the clean slate of a cold judge."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+
+import pytest
+
+from sb.grading import _warm_judge, grade
+from sb.outcome import Status
+from sb.warm import warm_judges
+
+GOOD = {"adder.py": b"def add(a, b):\n    return a + b\n"}
+WRONG = {"adder.py": b"def add(a, b):\n    return a - b\n"}
+
+
+@pytest.fixture(params=["plain", "bwrap"])
+def sandbox(request):
+    return request.getfixturevalue(f"{request.param}_sandbox")
+
+
+def _judge_for(sandbox):
+    """The idle warm judge of `sandbox` (each test grades one task in it), or None."""
+    for _, judge in warm_judges().idle:
+        if judge.sandbox is sandbox:
+            return judge
+    return None
+
+
+def _summary(outcome):
+    return outcome.status, outcome.counts, sorted(outcome.failed_tests), sorted(outcome.test_ids)
+
+
+def test_one_warm_judge_serves_a_tasks_gradings_with_the_verdicts_of_a_cold_one(fixture_task, sandbox, monkeypatch):
+    warm = [grade(fixture_task, files, sandbox, None if files is GOOD else ["test_add.py::test_add_negative"])
+            for files in (GOOD, WRONG, GOOD)]
+    judge = _judge_for(sandbox)
+    assert judge is not None and judge.served == 3 and not judge.broken  # three forks of one warm judge
+    monkeypatch.setenv("SB_WARM_JUDGES", "0")
+    cold = [grade(fixture_task, files, sandbox, None if files is GOOD else ["test_add.py::test_add_negative"])
+            for files in (GOOD, WRONG, GOOD)]
+    assert judge.served == 3  # SB_WARM_JUDGES=0: cold judges, the warm one untouched
+    assert [_summary(o) for o in warm] == [_summary(o) for o in cold]
+    assert warm[0].status == Status.PASSED and warm[1].status == Status.FAILED
+
+
+LEAVES_STATE = """
+import os, subprocess, sys
+import pytest
+from adder import add
+
+MARK = "{mark}"
+
+
+def test_leaves_state_behind():
+    assert not hasattr(pytest, "sb_left_here"), "a previous grading's module state reached this one"
+    assert "sb_left_module" not in sys.modules and os.environ.get("SB_LEFT") is None
+    assert os.getcwd() not in {{p for p in os.environ.get("SB_SEEN_CWDS", "").split(":") if p}}
+    previous = "/tmp/" + MARK
+    if os.path.exists(previous):  # the pid a previous grading's judge left running
+        pid = int(open(previous).read())
+        assert not os.path.exists(f"/proc/{{pid}}") or open(f"/proc/{{pid}}/stat").read().split()[2] == "Z"
+    pytest.sb_left_here = True
+    sys.modules["sb_left_module"] = sys
+    os.environ["SB_LEFT"] = "1"
+    child = subprocess.Popen(["sleep", "600"])
+    with open(previous, "w") as f:
+        f.write(str(child.pid))
+    assert add(1, 1) == 2
+"""
+
+
+def test_nothing_a_grading_does_in_its_judge_reaches_the_next(task_copy, sandbox):
+    """Module state, environment and processes a hidden test leaves in its judge end with
+    that grading's fork, as they end with a cold judge's sandbox."""
+    from sb.task import load_task_dir
+    folder = task_copy()
+    mark = f"sb-warm-{uuid.uuid4().hex}"
+    (folder / "hidden_tests" / "test_state.py").write_text(LEAVES_STATE.format(mark=mark))
+    task = load_task_dir(folder, package="warm_state")
+    first = grade(task, GOOD, sandbox)
+    second = grade(task, GOOD, sandbox, first.test_ids)
+    third = grade(task, GOOD, sandbox, first.test_ids)
+    assert first.status == second.status == third.status == Status.PASSED, (second.detail, third.detail)
+    assert _judge_for(sandbox).served == 3
+
+
+def test_a_judge_past_its_limit_is_killed_and_its_warm_judge_serves_the_next(task_copy, sandbox):
+    from sb.task import load_task_dir
+    folder = task_copy(time_limit_s=1)
+    (folder / "hidden_tests" / "test_hangs.py").write_text(
+        "import time\nfrom adder import add\n\ndef test_hangs_in_the_judge():\n"
+        "    if add(0, 0) == 7:  # the judge itself waits, not the solution\n        time.sleep(120)\n")
+    task = load_task_dir(folder, package="warm_hangs")
+    expected = grade(task, GOOD, sandbox).test_ids
+    hangs = {"adder.py": b"def add(a, b):\n    return 7 if a == b == 0 else a + b\n"}
+    hung = grade(task, hangs, sandbox, expected)
+    # the judge's limit is the task's 1 s plus JUDGE_GRACE_S (10 s); well under 120 s
+    assert hung.status == Status.TIMEOUT and hung.duration_s < 60, hung.detail
+    after = grade(task, GOOD, sandbox, expected)
+    assert after.status == Status.PASSED, after.detail
+    judge = _judge_for(sandbox)
+    assert judge.served == 3 and not judge.broken
+
+
+def test_a_warm_judge_that_ended_is_replaced_and_the_grading_still_judged(fixture_task, sandbox):
+    grade(fixture_task, GOOD, sandbox)
+    ended = _judge_for(sandbox)
+    ended.control.shutdown(socket.SHUT_WR)  # end of file: that warm judge exits
+    ended.thread.join(timeout=30)
+    assert not ended.thread.is_alive()
+    outcome = grade(fixture_task, WRONG, sandbox, ["test_add.py::test_add_negative"])
+    assert outcome.status == Status.FAILED and "test_add.py::test_add_negative" in outcome.failed_tests
+    assert ended.broken and ended not in [judge for _, judge in warm_judges().idle]
+    again = grade(fixture_task, GOOD, sandbox)
+    assert again.status == Status.PASSED and _judge_for(sandbox).served == 1
+
+
+def test_a_task_with_devices_and_a_sandbox_that_keeps_none_get_cold_judges(fixture_task, plain_sandbox, monkeypatch):
+    from sb import grading
+    from sb.testing import FakeSandbox
+    assert _warm_judge(fixture_task, FakeSandbox()) is None
+    monkeypatch.setattr(grading, "accelerator_devices", lambda meta: ("/dev/null",))
+    assert _warm_judge(fixture_task, plain_sandbox) is None
