@@ -47,6 +47,17 @@ def test_it_reads_like_a_dbapi_cursor(db):
         cursor.fetchall()
 
 
+@pytest.mark.parametrize("statement", ["ATTACH DATABASE '{path}' AS carried", "VACUUM INTO '{path}'"])
+def test_no_statement_makes_or_fills_a_file_beside_the_tasks_database(db, tmp_path, statement):
+    """A red team carried a solution's source from one grading to the next through a file
+    that ATTACH made on the judge's side, where a warm judge's later gradings could read it."""
+    path = tmp_path / "carried.db"
+    with pytest.raises(sqlite3.DatabaseError, match="not authorized|authorization denied"):
+        facade(db, []).execute(statement.format(path=path))
+    assert not path.exists()
+    assert facade(db, []).execute("SELECT count(*) FROM t").fetchone() == (0,)  # the task's own still works
+
+
 def test_anything_else_is_refused_by_name(db):
     cursor = facade(db, [])
     with pytest.raises(AttributeError, match="has no 'connection'.*it offers execute"):

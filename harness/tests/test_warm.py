@@ -124,3 +124,75 @@ def test_a_task_with_devices_and_a_sandbox_that_keeps_none_get_cold_judges(fixtu
     assert _warm_judge(fixture_task, FakeSandbox()) is None
     monkeypatch.setattr(grading, "accelerator_devices", lambda meta: ("/dev/null",))
     assert _warm_judge(fixture_task, plain_sandbox) is None
+
+
+LEAVES_FILES = """
+import os
+from adder import add
+
+PLACES = {places!r}
+
+
+def test_leaves_files_behind():
+    here = os.getcwd()
+    for place in PLACES:
+        path = os.path.normpath(os.path.join(here, place))
+        assert not os.path.exists(path), "a previous grading's judge left " + path
+        with open(path, "w") as f:
+            f.write("carried")
+    assert add(1, 1) == 2
+"""
+
+
+def test_nothing_a_grading_writes_in_its_judge_is_there_for_the_next(task_copy, sandbox):
+    """A red team carried a solution from one grading to the next through a file the
+    judge's side wrote (SQL's ATTACH) above its own scratch or in /tmp, which a warm judge's
+    gradings had in common: each grading now finds the folders a new judge would."""
+    from sb.task import load_task_dir
+    folder = task_copy()
+    mark = f"sb-warm-{uuid.uuid4().hex}"
+    # from the judge's folder (the solution's copy): the grading's slot, and the warm judge's own folder and home
+    places = [f"../{mark}", f"../../{mark}", f"../../home/{mark}", f"../../tmp/{mark}"]
+    if sandbox.private_scratch:  # a private /tmp (bwrap); under none it is the host's, as for a cold judge
+        places += [f"/tmp/{mark}", f"/dev/shm/{mark}", f"/var/tmp/{mark}"]
+    (folder / "hidden_tests" / "test_files.py").write_text(LEAVES_FILES.format(places=places))
+    task = load_task_dir(folder, package="warm_files")
+    outcomes = [grade(task, GOOD, sandbox) for _ in range(3)]
+    assert [o.status for o in outcomes] == [Status.PASSED] * 3, [o.detail for o in outcomes]
+    assert _judge_for(sandbox).served == 3
+
+
+def test_a_warm_judge_past_its_retirement_age_takes_no_new_grading(fixture_task, plain_sandbox, monkeypatch):
+    """Its own limit (WARM_LIFETIME_S) must never end a grading in flight: past
+    WARM_RETIRE_S it is closed and a new one takes the next grading."""
+    from sb import warm
+    grade(fixture_task, GOOD, plain_sandbox)
+    old = _judge_for(plain_sandbox)
+    monkeypatch.setattr(warm, "WARM_RETIRE_S", 0)
+    assert grade(fixture_task, GOOD, plain_sandbox).status == Status.PASSED
+    new = _judge_for(plain_sandbox)
+    assert new is not old and new.served == 1 and not old.thread.is_alive()
+
+
+def test_an_interrupt_while_a_warm_judge_takes_a_grading_closes_its_descriptors(fixture_task, plain_sandbox,
+                                                                              monkeypatch):
+    """Left open, the record pipe's write end would keep the grader's reader thread waiting forever."""
+    import os
+    from sb import warm
+    grade(fixture_task, GOOD, plain_sandbox)
+    handed = []
+    real = warm.socket.send_fds
+
+    def then_interrupted(sock, buffers, fds):
+        real(sock, buffers, fds)
+        handed.extend(fds[:2])  # the record pipe's and the wire's ends
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(warm.socket, "send_fds", then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        grade(fixture_task, GOOD, plain_sandbox)
+    for fd in handed:
+        with pytest.raises(OSError):
+            os.fstat(fd)
+    monkeypatch.setattr(warm.socket, "send_fds", real)
+    assert grade(fixture_task, GOOD, plain_sandbox).status == Status.PASSED

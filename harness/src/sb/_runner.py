@@ -2,7 +2,7 @@
 the installed `sb` (the grader lays `sb/judge.py` and `sb/_wire.py` beside this file).
 
 Usage: python -s -B -P _runner.py HARNESS_DIR TESTS_DIR INI RECORD_FD WIRE_FD SOLUTION_DIR MODULES
-   or: python -s -B -P _runner.py --warm CONTROL_FD PREIMPORT,...   (a warm judge: see serve_warm)
+   or: python -s -B -P _runner.py --warm CONTROL_FD PREIMPORT,... SCRATCH,...   (a warm judge: serve_warm)
 
 The judge never imports the solution: the modules the starter declares are served by the
 worker process over the wire (sb.judge). It writes one JSON line per event to RECORD_FD:
@@ -96,7 +96,7 @@ def main(argv):
     _exit(status)
 
 
-def serve_warm(control_fd, names):
+def serve_warm(control_fd, names, scratch):
     """A warm judge: import pytest and the task's heavy dependencies once, then fork one
     fresh judge per grading the grader asks for (sb/warm.py), so no grading pays those
     imports again. Nothing of a grading is imported before its fork: each child imports
@@ -106,14 +106,18 @@ def serve_warm(control_fd, names):
     One grading at a time. This process is its children's subreaper and stays in their
     process group: once a grading's child has ended (or at a kill), every process left
     below this one is that grading's and is killed, and the grader's interrupt, which
-    kills this group, reaches them all, as with a cold judge.
+    kills this group, reaches them all, as with a cold judge. Then every file the grading
+    could write is removed: this folder's (but this file), and the contents of `scratch`,
+    the sandbox's private folders (/tmp...), so the next grading finds what a new judge would.
 
     One packet per message on a SOCK_SEQPACKET socket. From the grader: a run (JSON:
-    argv, cwd, env, cpu_s, fd_args; its record, wire and output descriptors attached),
-    a kill, or end of file (exit). To it: {"pid"} once forked, {"exit": status} once it ended.
+    argv, cwd, env, cpu_s, fd_args, slot; its record, wire and output descriptors and a tar
+    of the slot's files attached), a kill, or end of file (exit). To it: {"pid"} once
+    forked, {"exit": status} once it ended and was cleaned up after.
     """
     import socket
     _become_subreaper()
+    root = os.getcwd()
     for name in ["pytest", *names]:
         try:
             __import__(name)
@@ -132,6 +136,7 @@ def serve_warm(control_fd, names):
         except ChildProcessError:  # never: orphans are reaped around the live child
             status = 0
         _kill_descendants()  # what the grading started and left, as a cold judge's sandbox would
+        _wipe(root, scratch)
         tell(exit=os.waitstatus_to_exitcode(status))
 
     while True:
@@ -142,6 +147,8 @@ def serve_warm(control_fd, names):
         if "kill" in message:
             _kill_descendants(spare=message["kill"])
             continue
+        *fds, files = fds
+        _unpack(files, message["slot"])
         pid = os.fork()
         if pid == 0:
             control.close()
@@ -150,6 +157,53 @@ def serve_warm(control_fd, names):
             os.close(fd)
         tell(pid=pid)
         threading.Thread(target=reap, args=(pid,), daemon=True).start()
+
+
+def _unpack(fd, slot):
+    """The grading's judge-side files, where the grader laid them out. A private copy of
+    this folder (bwrap's) does not show what the grader wrote after the start; without
+    one (`none`) they are already there."""
+    import tarfile
+    with os.fdopen(fd, "rb") as packed:
+        if os.path.isdir(slot):
+            return
+        os.makedirs(slot)
+        with tarfile.open(fileobj=packed, mode="r") as tar:
+            tar.extractall(slot, filter="data")
+
+
+def _wipe(root, scratch):
+    for entry in os.listdir(root):
+        path = os.path.join(root, entry)
+        if entry in ("home", "tmp"):
+            _empty(path)
+        elif entry != os.path.basename(__file__):
+            _remove(path)
+    for folder in scratch:
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            path = os.path.join(folder, entry)
+            if not (root + os.sep).startswith(path + os.sep):  # never the folders that hold this one
+                _remove(path)
+
+
+def _empty(folder):
+    for entry in os.listdir(folder):
+        _remove(os.path.join(folder, entry))
+
+
+def _remove(path):
+    import shutil
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def _end():
@@ -254,6 +308,6 @@ def _become_grading(message, fds):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--warm"]:
-        serve_warm(int(sys.argv[2]), [n for n in sys.argv[3].split(",") if n])
+        serve_warm(int(sys.argv[2]), [n for n in sys.argv[3].split(",") if n], [p for p in sys.argv[4].split(",") if p])
     else:
         main(sys.argv)

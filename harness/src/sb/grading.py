@@ -164,7 +164,7 @@ def _execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: boo
         thread = threading.Thread(target=lambda: worker_done.update(completed=sandbox.run(worker_job)), daemon=True)
         try:  # started inside: an interrupt that lands in start() still cancels the worker's sandbox
             thread.start()
-            judged = _run_judge(warm, sandbox, judge_job)
+            judged = _run_judge(warm, sandbox, judge_job, judge_root)
         finally:
             cancel.set()
             if thread.is_alive():
@@ -196,12 +196,12 @@ def _judge_root(warm, tmp: Path):
         shutil.rmtree(slot, ignore_errors=True)
 
 
-def _run_judge(warm, sandbox: Sandbox, job: Job) -> Completed:
+def _run_judge(warm, sandbox: Sandbox, job: Job, slot: Path) -> Completed:
     if warm is None:
         return sandbox.run(job)
     from sb.warm import WarmJudgeBroken
     try:
-        return warm[1].run(job)
+        return warm[1].run(job, slot)
     except WarmJudgeBroken:
         return sandbox.run(job)  # nothing was handed over: a cold judge takes the same job
 

@@ -18,6 +18,17 @@ CURSOR_OFFERS = ("execute, executemany, fetchone, fetchmany, fetchall, close, it
                  "rowcount, lastrowid and arraysize")
 
 
+SQLITE_ATTACH = 24  # sqlite3.SQLITE_ATTACH: also what VACUUM INTO asks for
+SQLITE_OK, SQLITE_DENY = 0, 1
+
+
+def _no_other_files(action, *names):
+    """The solution's SQL runs in the judge: it may use the task's database and nothing
+    else. ATTACH (and VACUUM INTO) would make or fill a file of the solution's choosing on
+    the judge's side, one that a later grading served by the same judge could read."""
+    return SQLITE_DENY if action == SQLITE_ATTACH else SQLITE_OK
+
+
 def _read_only(name):
     return property(lambda self: getattr(self._cursor, name), doc=f"the real cursor's {name}, read only")
 
@@ -29,6 +40,7 @@ class Cursor:
 
     def __init__(self, cursor, before):
         self._cursor, self._before = cursor, before
+        cursor.connection.set_authorizer(_no_other_files)
 
     def execute(self, sql, params=()):
         sql, params = statement_text(sql), parameters(params)

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from sb.interrupt import lasting_directory, remove_directory
 from sb.sandbox.base import OUTPUT_TAIL_BYTES, Completed, Job, Sandbox
 
 WARM_LIFETIME_S = 6 * 3600  # a warm judge's own limit; each grading's child has the grading's
+WARM_RETIRE_S = 3600        # older than this, it takes no new grading: one taken before has 5 h left
 IDLE_WARM_JUDGES = 3       # kept beyond this many, the least recently used one is closed
 START_TIMEOUT_S = 120      # forking is fast; a warm judge this slow to answer is broken
 
@@ -46,7 +48,7 @@ class WarmJudge:
 
     def __init__(self, sandbox: Sandbox, template: Job, preimports: list):
         self.root = Path(lasting_directory("sb-warm-judge-"))
-        self.sandbox, self.broken, self.served = sandbox, False, 0
+        self.sandbox, self.broken, self.served, self.started = sandbox, False, 0, time.monotonic()
         (self.root / "tmp").mkdir()
         (self.root / "home").mkdir()
         runner = self.root / "runner.py"
@@ -54,20 +56,22 @@ class WarmJudge:
         runner.write_bytes(resources.files("sb").joinpath("_runner.py").read_bytes())
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {**template.env, "HOME": str(self.root / "home"), "TMPDIR": str(self.root / "tmp")}
-        job = replace(template, argv=[sys.executable, "-s", "-B", "-P", str(runner), "--warm", str(theirs.fileno()),
-                                      ",".join(preimports)],
-                      cwd=self.root, env=env, timeout_s=WARM_LIFETIME_S, writable=(str(self.root),),
-                      pass_fds=(theirs.detach(),), private_writes_mb=None, cancel=threading.Event())
-        self.job = job
-        self.thread = threading.Thread(target=sandbox.run, args=(job,), daemon=True)
+        argv = [sys.executable, "-s", "-B", "-P", str(runner), "--warm", str(theirs.fileno()), ",".join(preimports),
+                ",".join(sandbox.private_scratch)]
+        # writable: the warm judge's own folder, a private copy where the sandbox makes one
+        # (bwrap: on its sized /tmp), so what its gradings write is bounded in total
+        self.job = replace(template, argv=argv, cwd=self.root, env=env, timeout_s=WARM_LIFETIME_S,
+                           writable=(str(self.root),), pass_fds=(theirs.detach(),), cancel=threading.Event())
+        self.thread = threading.Thread(target=sandbox.run, args=(self.job,), daemon=True)
         self.thread.start()
 
     def slot(self) -> Path:
-        """A fresh folder for one grading's judge-side files, inside what this judge sees."""
+        """A fresh folder for one grading's judge-side files. The warm judge unpacks them
+        at the same path in its own view (a private copy does not show later host files)."""
         return Path(tempfile.mkdtemp(prefix="grading-", dir=self.root))
 
-    def run(self, job: Job) -> Completed:
-        """Run `job` (a judge job whose files lie in one of this judge's slots) in a fork.
+    def run(self, job: Job, slot: Path) -> Completed:
+        """Run `job` (a judge job whose files lie in `slot`) in a fork of this warm judge.
 
         Its descriptors are handed over and closed here, as a sandbox does; the argv names
         each one where the job's argv held its number. Raises WarmJudgeBroken, before any
@@ -75,21 +79,10 @@ class WarmJudge:
         argv = _script_argv(job.argv)
         fd_args = [len(argv) - 1 - argv[::-1].index(str(fd)) for fd in job.pass_fds]
         start = time.monotonic()
-        with tempfile.TemporaryFile() as out:
+        with tempfile.TemporaryFile() as out, _packed(slot) as files:
             request = {"argv": argv, "cwd": str(job.cwd), "env": job.env, "cpu_s": int(job.timeout_s) + 5,
-                       "fd_args": fd_args}
-            try:
-                socket.send_fds(self.control, [json.dumps(request).encode()], [*job.pass_fds, out.fileno()])
-                self.control.settimeout(START_TIMEOUT_S)
-                started = self._receive()
-            except (OSError, ValueError) as exc:
-                self.broken = True
-                raise WarmJudgeBroken(str(exc)) from exc
-            finally:
-                self.control.settimeout(None)
-            for fd in job.pass_fds:
-                os.close(fd)
-            self.served += 1
+                       "fd_args": fd_args, "slot": str(slot)}
+            started = self._start(request, [*job.pass_fds, out.fileno(), files.fileno()], job.pass_fds)
             try:
                 returncode, timed_out = self._wait(started["pid"], job.timeout_s)
             except BaseException:  # an interrupt: this judge's child may still run, so it serves no other grading
@@ -100,6 +93,26 @@ class WarmJudge:
             out.seek(max(0, out.tell() - OUTPUT_TAIL_BYTES))
             output = out.read().decode("utf-8", "replace")
         return Completed(None if timed_out else returncode, timed_out, duration, output, self.sandbox.name)
+
+    def _start(self, request: dict, fds: list, passed: tuple) -> dict:
+        """Hand the grading over; the job's own descriptors are closed here once handed over,
+        and also on an interrupt (never left open in the grader, holding its record pipe)."""
+        try:
+            socket.send_fds(self.control, [json.dumps(request).encode()], fds)
+            self.control.settimeout(START_TIMEOUT_S)
+            started = self._receive()
+        except (OSError, ValueError) as exc:
+            self.broken = True
+            raise WarmJudgeBroken(str(exc)) from exc
+        except BaseException:
+            self.broken = True
+            _close_all(passed)
+            raise
+        finally:
+            self.control.settimeout(None)
+        _close_all(passed)
+        self.served += 1
+        return started
 
     def _receive(self) -> dict:
         data = self.control.recv(1 << 16)
@@ -138,6 +151,25 @@ class WarmJudge:
         remove_directory(str(self.root))
 
 
+def _close_all(fds) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+@contextmanager
+def _packed(slot: Path):
+    """The slot's files as one uncompressed tar in a temporary file, rewound."""
+    import tarfile
+    with tempfile.TemporaryFile() as files:
+        with tarfile.open(fileobj=files, mode="w") as tar:
+            tar.add(str(slot), arcname=".")
+        files.seek(0)
+        yield files
+
+
 def _script_argv(argv: list) -> list:
     """The runner's own argv: what follows the interpreter and its flags."""
     rest = list(argv[1:])
@@ -155,15 +187,22 @@ class WarmJudges:
         self.idle: list = []    # (key, judge), least recently used first
         atexit.register(self.close)
 
-    def take(self, sandbox: Sandbox, template: Job, preimports: list) -> tuple:
-        """(key, judge) for a judge job like `template`: an idle one, or a new one."""
-        key = _key(sandbox, template, preimports)
+    def take(self, sandbox: Sandbox, template: Job, preimports: list):
+        """(key, judge) for a judge job like `template`: an idle one, or a new one; None when
+        its limit is too long for a warm judge (a cold judge then takes it)."""
+        if template.timeout_s > WARM_LIFETIME_S - WARM_RETIRE_S - 60:
+            return None
+        key, found = _key(sandbox, template, preimports), None
         with self.lock:
+            retired = [(k, j) for k, j in self.idle if time.monotonic() - j.started > WARM_RETIRE_S]
+            self.idle = [entry for entry in self.idle if entry not in retired]
             for i, (k, judge) in enumerate(self.idle):
                 if k == key and not judge.broken:
-                    del self.idle[i]
-                    return key, judge
-        return key, WarmJudge(sandbox, template, preimports)
+                    found = self.idle.pop(i)[1]
+                    break
+        for _, old in retired:
+            old.close()
+        return key, found or WarmJudge(sandbox, template, preimports)
 
     def give_back(self, key, judge: WarmJudge) -> None:
         if judge.broken:

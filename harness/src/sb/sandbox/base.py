@@ -85,6 +85,9 @@ class Sandbox(ABC):
     # with the same view, limits and hidden paths (sb/warm.py). A sandbox whose run does
     # anything per job beyond starting the command under the job's limits leaves it False.
     keeps_warm_judges: ClassVar[bool] = False
+    # Folders every run gets fresh and private (not the host's): a warm judge empties them
+    # between the gradings it serves, as a new run would find them.
+    private_scratch: ClassVar[tuple] = ()
 
     @classmethod
     def unavailable_reason(cls) -> str | None:

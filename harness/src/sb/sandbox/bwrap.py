@@ -21,9 +21,13 @@ from pathlib import Path
 from sb.hookspecs import hookimpl
 from sb.sandbox.base import Completed, Job, Sandbox, limits_preexec, run_process
 
+SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+
+
 class BwrapSandbox(Sandbox):
     name = "bwrap"
     keeps_warm_judges = True
+    private_scratch = SCRATCH_MOUNTS  # each a fresh tmpfs
     description = "bubblewrap: no network, read-only root, only the grading directory writable"
 
     @classmethod
@@ -61,7 +65,6 @@ def _probe() -> str | None:
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd",
              "/etc/group", "/etc/nsswitch.conf", "/etc/alternatives")
-SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/run", "/dev/shm")
 SCRATCH_MB = {"/tmp": 512, "/var/tmp": 16, "/run": 16, "/dev/shm": 256}  # all in memory: each one bounded
 
 
