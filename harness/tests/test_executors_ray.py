@@ -248,7 +248,7 @@ def ancestors(pid: int, table: dict | None = None) -> set:
 
 
 def sandboxes(scratch: Path, under: str | None = None) -> list:
-    """Judges and solution workers grading in `scratch`; with `under`, only those whose
+    """Judges (warm judges included) and solution workers grading in `scratch`; with `under`, only those whose
     ancestry has `under` in its environment (a sandbox's own environment is allow-listed)."""
     table = processes()
 
@@ -256,7 +256,7 @@ def sandboxes(scratch: Path, under: str | None = None) -> list:
         return any(under.encode() in table[p][1] for p in {pid} | ancestors(pid, table) if p in table)
 
     return [pid for pid, (_, _, cmdline) in table.items()
-            if any(f"{scratch}/sb-".encode() in cmdline and part in cmdline for part in (b"/judge/runner.py",
+            if any(f"{scratch}/sb-".encode() in cmdline and part in cmdline for part in (b"/runner.py",
                                                                                        b"/wire/_worker.py"))
             and (under is None or ancestry_has(pid))]
 

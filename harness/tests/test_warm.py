@@ -196,3 +196,17 @@ def test_an_interrupt_while_a_warm_judge_takes_a_grading_closes_its_descriptors(
             os.fstat(fd)
     monkeypatch.setattr(warm.socket, "send_fds", real)
     assert grade(fixture_task, GOOD, plain_sandbox).status == Status.PASSED
+
+
+def test_a_warm_judge_left_idle_is_closed(fixture_task, plain_sandbox, monkeypatch):
+    """A long-lived process (a Ray worker between sweeps) keeps no warm judge for nothing."""
+    import time
+    from sb import warm
+    monkeypatch.setattr(warm, "IDLE_CLOSE_S", 0.4)
+    grade(fixture_task, GOOD, plain_sandbox)
+    judge = _judge_for(plain_sandbox)
+    deadline = time.monotonic() + 20
+    while judge.thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not judge.thread.is_alive() and _judge_for(plain_sandbox) is None
+    assert grade(fixture_task, GOOD, plain_sandbox).status == Status.PASSED

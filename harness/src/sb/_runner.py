@@ -161,13 +161,12 @@ def serve_warm(control_fd, names, scratch):
 
 def _unpack(fd, slot):
     """The grading's judge-side files, where the grader laid them out. A private copy of
-    this folder (bwrap's) does not show what the grader wrote after the start; without
-    one (`none`) they are already there."""
+    this folder (bwrap's) does not show what the grader wrote after it was taken, or shows
+    it half written (the first slot may be made while the copy is taken); without one
+    (`none`) they are already there, and are written again with the same bytes."""
     import tarfile
     with os.fdopen(fd, "rb") as packed:
-        if os.path.isdir(slot):
-            return
-        os.makedirs(slot)
+        os.makedirs(slot, exist_ok=True)
         with tarfile.open(fileobj=packed, mode="r") as tar:
             tar.extractall(slot, filter="data")
 

@@ -37,6 +37,7 @@ WARM_LIFETIME_S = 6 * 3600  # a warm judge's own limit; each grading's child has
 WARM_RETIRE_S = 3600        # older than this, it takes no new grading: one taken before has 5 h left
 IDLE_WARM_JUDGES = 3       # kept beyond this many, the least recently used one is closed
 START_TIMEOUT_S = 120      # forking is fast; a warm judge this slow to answer is broken
+IDLE_CLOSE_S = 30.0        # idle this long, it is closed: a long-lived process (a Ray worker) keeps none for nothing
 
 
 class WarmJudgeBroken(Exception):
@@ -49,6 +50,7 @@ class WarmJudge:
     def __init__(self, sandbox: Sandbox, template: Job, preimports: list):
         self.root = Path(lasting_directory("sb-warm-judge-"))
         self.sandbox, self.broken, self.served, self.started = sandbox, False, 0, time.monotonic()
+        self.idle_since = self.started
         (self.root / "tmp").mkdir()
         (self.root / "home").mkdir()
         runner = self.root / "runner.py"
@@ -185,6 +187,7 @@ class WarmJudges:
     def __init__(self):
         self.lock = threading.Lock()
         self.idle: list = []    # (key, judge), least recently used first
+        self.closer: threading.Thread | None = None
         atexit.register(self.close)
 
     def take(self, sandbox: Sandbox, template: Job, preimports: list):
@@ -208,12 +211,30 @@ class WarmJudges:
         if judge.broken:
             judge.close()
             return
+        judge.idle_since = time.monotonic()
         with self.lock:
             self.idle.append((key, judge))
             evicted = self.idle[:-IDLE_WARM_JUDGES]
             del self.idle[:-IDLE_WARM_JUDGES]
+            if self.closer is None or not self.closer.is_alive():
+                self.closer = threading.Thread(target=self._close_idle, name="sb-warm-judge-closer", daemon=True)
+                self.closer.start()
         for _, old in evicted:
             old.close()
+
+    def _close_idle(self) -> None:
+        """Close each judge idle for IDLE_CLOSE_S; ends when none is left idle."""
+        while True:
+            time.sleep(IDLE_CLOSE_S / 4)
+            now = time.monotonic()
+            with self.lock:
+                stale = [(k, j) for k, j in self.idle if now - j.idle_since >= IDLE_CLOSE_S]
+                self.idle = [entry for entry in self.idle if entry not in stale]
+                if not self.idle and not stale:
+                    self.closer = None
+                    return
+            for _, judge in stale:
+                judge.close()
 
     def close(self) -> None:
         with self.lock:
