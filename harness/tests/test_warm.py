@@ -210,3 +210,15 @@ def test_a_warm_judge_left_idle_is_closed(fixture_task, plain_sandbox, monkeypat
         time.sleep(0.1)
     assert not judge.thread.is_alive() and _judge_for(plain_sandbox) is None
     assert grade(fixture_task, GOOD, plain_sandbox).status == Status.PASSED
+
+
+def test_a_warm_judge_too_slow_to_take_a_grading_is_killed_before_a_cold_judge_takes_it(fixture_task, monkeypatch):
+    """It holds the grading's descriptors: left alive, it would fork a second judge on the
+    same wire and record pipe once its imports end (found by a red team)."""
+    from sb import warm
+    from sb.sandbox.plain import PlainSandbox
+    sandbox = PlainSandbox()  # a new one: its warm judge is still importing pytest when asked
+    monkeypatch.setattr(warm, "START_TIMEOUT_S", 0.01)
+    outcome = grade(fixture_task, GOOD, sandbox)
+    assert outcome.status == Status.PASSED and outcome.counts["passed"] == 5, outcome.detail
+    assert _judge_for(sandbox) is None

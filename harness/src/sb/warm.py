@@ -104,7 +104,11 @@ class WarmJudge:
             self.control.settimeout(START_TIMEOUT_S)
             started = self._receive()
         except (OSError, ValueError) as exc:
+            # it may hold the descriptors and fork later on the same wire and record: it is
+            # killed, and gone, before a cold judge takes the job (a red team's finding)
             self.broken = True
+            self.job.cancel.set()
+            self.thread.join()
             raise WarmJudgeBroken(str(exc)) from exc
         except BaseException:
             self.broken = True
