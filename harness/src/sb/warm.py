@@ -101,8 +101,7 @@ class WarmJudge:
         and also on an interrupt (never left open in the grader, holding its record pipe)."""
         try:
             socket.send_fds(self.control, [json.dumps(request).encode()], fds)
-            self.control.settimeout(START_TIMEOUT_S)
-            started = self._receive()
+            started = self._receive(START_TIMEOUT_S)
         except (OSError, ValueError) as exc:
             # it may hold the descriptors and fork later on the same wire and record: it is
             # killed, and gone, before a cold judge takes the job (a red team's finding)
@@ -114,39 +113,36 @@ class WarmJudge:
             self.broken = True
             _close_all(passed)
             raise
-        finally:
-            self.control.settimeout(None)
         _close_all(passed)
         self.served += 1
         return started
 
-    def _receive(self) -> dict:
-        data = self.control.recv(1 << 16)
+    def _receive(self, timeout_s: float) -> dict:
+        """The warm judge's next message; TimeoutError after `timeout_s`, OSError if it ended."""
+        self.control.settimeout(timeout_s)
+        try:
+            data = self.control.recv(1 << 16)
+        finally:
+            self.control.settimeout(None)
         if not data:
             raise OSError("the warm judge ended")
         return json.loads(data)
 
     def _wait(self, pid: int, timeout_s: float) -> tuple:
         """(returncode, timed_out): the child's exit, or its group killed at the limit."""
-        self.control.settimeout(timeout_s)
         try:
-            return self._receive()["exit"], False
+            return self._receive(timeout_s)["exit"], False
         except TimeoutError:
             pass
         except (OSError, ValueError, KeyError):
             self.broken = True
             return -9, False
-        finally:
-            self.control.settimeout(None)
         try:
             self.control.send(json.dumps({"kill": pid}).encode())
-            self.control.settimeout(30)
-            return self._receive()["exit"], True
+            return self._receive(30)["exit"], True
         except (OSError, ValueError, KeyError):
             self.broken = True
             return None, True
-        finally:
-            self.control.settimeout(None)
 
     def close(self) -> None:
         """End of file ends the warm judge; its sandbox is cancelled if it does not go."""
