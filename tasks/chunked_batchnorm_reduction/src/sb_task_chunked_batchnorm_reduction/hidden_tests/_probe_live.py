@@ -3,8 +3,13 @@
 `one_shot` hands batch_moments a real one-shot iterator and a generator (built here, so
 the solution iterates them natively); `train_step` calls batchnorm_train_step on arrays it
 owns and reports them as they are afterwards, plus whether a returned array shares memory
-with an argument. Nothing here knows what any result should be.
+with an argument; `peak_memory` hands batch_moments a generator that makes each chunk
+fresh (block * scale[i] + shift[i]) only when asked for it, and reports the peak of memory
+traced by tracemalloc (numpy reports its buffers to it) during the call, with the state it
+returned. Nothing here knows what any result should be.
 """
+import tracemalloc
+
 import numpy as np
 
 import bn_moments as bn
@@ -34,3 +39,22 @@ def train_step(chunks, gamma, beta, running_mean, running_var, momentum, eps):
     arguments = [*passed, *params.values()]
     shares = [isinstance(r, np.ndarray) and any(np.shares_memory(r, a) for a in arguments) for r in returned]
     return {"error": error, "chunks_after": passed, "params_after": params, "shares": shares}
+
+
+def _fresh_chunks(block, scales, shifts):
+    for scale, shift in zip(scales, shifts):
+        chunk = block * scale  # a new buffer, made only when the solution asks for it
+        chunk += shift
+        yield chunk
+
+
+def peak_memory(block, scales, shifts):
+    chunks = _fresh_chunks(np.asarray(block), np.asarray(scales), np.asarray(shifts))
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        m = bn.batch_moments(chunks)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return {"peak": int(peak), "count": m.count, "mean": m.mean, "m2": m.m2}
