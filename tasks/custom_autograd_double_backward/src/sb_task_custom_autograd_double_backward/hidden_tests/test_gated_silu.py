@@ -180,6 +180,71 @@ def test_second_derivatives_match_composite_autograd(case):
         _close(g, t, what=name)
 
 
+# ---------------------------------------------------------------- saturated sigmoid
+
+# The prompt puts no bound on the inputs: for any finite x, w, b and scale the Function must
+# agree with the ordinary-ops version, also where |scale * (x * w + b)| is so large that the
+# sigmoid saturates and naive exp-based formulas overflow (exp(-z) is inf for z < ~-88 in
+# float32 and z < ~-709 in float64; exp(z) likewise for positive z). Each route below drives
+# z past that threshold in both signs through a different input (the weight, the bias, the
+# scale), and keeps one moderate column where the derivatives are O(1) and not just 0 or 1.
+_BIG = {"float32": 60.0, "float64": 400.0}
+
+
+def _saturating_inputs(route, dtype_name):
+    big = _BIG[dtype_name]
+    if route == "weight":      # z in +-[96, 180] (float32), +-[640, 1200] (float64); last column moderate
+        x, w, b, scale = [[-2.0, 1.6, 3.0], [2.5, -3.0, -1.6]], [big, -big, 0.5], 0.25, 1.0
+    elif route == "bias":      # |z| ~ 144 (float32), ~960 (float64); third column moderate
+        x, w, b, scale = [[0.7], [-1.2], [0.4]], [[0.3, -0.8, 1.1, 0.5]], [-4 * big, 4 * big, 0.2, -4 * big], -0.6
+    else:                      # scale: |x * w + b| >= 0.7 everywhere, times 4 * big
+        x, w, b, scale = [[1.5, -0.8], [-1.1, 0.9]], [[0.6], [-1.4]], [0.5, -0.7], 4 * big
+    dtype = getattr(torch, dtype_name)
+    inputs = [torch.tensor(v, dtype=dtype).requires_grad_(True) for v in (x, w, b)]
+    return inputs, scale
+
+
+# float64: the same closed forms as TOL above (errors measured ~1e-16). float32: the solution
+# runs in float32, the oracle in float64 on exactly the same (float32) input values; a few float32 roundings on derivatives of magnitude <= ~1.2 give <= ~1e-6 (measured
+# 5e-7), and where the sigmoid saturates the float64 values below float32's range (e^-96 and
+# smaller) differ from float32's 0 by far less. 1e-5 is 10x that; every wrong value here is NaN.
+_SAT_TOL = {"float32": 1e-5, "float64": TOL}
+
+
+def _assert_finite_and_close(got, want, tol, what):
+    got = got.detach().double()
+    assert torch.isfinite(want).all(), f"oracle not finite: {what}"   # the composite stays finite
+    assert torch.isfinite(got).all(), f"{what} has non-finite entries where the sigmoid saturates: {got}"
+    _close(got, want, tol=tol, what=what)
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "float64"])
+@pytest.mark.parametrize("route", ["weight", "bias", "scale"])
+def test_forward_and_first_derivatives_where_sigmoid_saturates(route, dtype_name):
+    inputs, scale = _saturating_inputs(route, dtype_name)
+    tol = _SAT_TOL[dtype_name]
+    y = gated_silu(*inputs, scale)
+    assert y.dtype == getattr(torch, dtype_name)
+    plain = [t.detach().double() for t in inputs]
+    _assert_finite_and_close(y, composite(*plain, scale), tol, "y")
+    got = gs().jacobian(inputs, scale)
+    want = composite_jacobian(inputs, scale)
+    assert tuple(got.shape) == tuple(want.shape)
+    _assert_finite_and_close(got, want, tol, "d y / d (x, w, b)")
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "float64"])
+@pytest.mark.parametrize("route", ["weight", "bias", "scale"])
+def test_second_derivatives_where_sigmoid_saturates(route, dtype_name):
+    inputs, scale = _saturating_inputs(route, dtype_name)
+    n = torch.broadcast_shapes(*(t.shape for t in inputs))
+    upstream = torch.linspace(-1.3, 1.1, n.numel(), dtype=getattr(torch, dtype_name)).reshape(n)
+    got = gs().second_jacobian(inputs, scale, upstream)
+    want = composite_second_jacobian(inputs, scale, upstream)
+    assert tuple(got.shape) == tuple(want.shape)
+    _assert_finite_and_close(got, want, _SAT_TOL[dtype_name], "d (first derivatives) / d (x, w, b, grad_out)")
+
+
 # ---------------------------------------------------------------- dtypes
 
 
