@@ -5,9 +5,9 @@ import torch
 N, D, H = 6, 5, 7  # distinct sizes so an (N, H) activation is recognisable by shape
 
 
-def make_params(seed, dtype=torch.float64):
+def make_params(seed, dtype=torch.float64, n=N, d=D, h=H):
     g = torch.Generator().manual_seed(seed)
-    shapes = [(N, D), (H, D), (H,), (D, H), (D,)]
+    shapes = [(n, d), (h, d), (h,), (d, h), (d,)]
     return [torch.randn(s, generator=g, dtype=torch.float64).to(dtype) for s in shapes]
 
 

@@ -1,9 +1,11 @@
 """Probe shipped into the solution's process: the forward and backward of the block need
 live tensors, a live generator and a live autograd graph there. It instruments the run
 (activation calls, saved tensors, generator and global RNG states, tensors still alive
-after the forward) and reports what it saw as plain data. It holds no expected value:
-the tests compute masks, outputs, gradients and generator states themselves."""
+after the forward, Python and numpy memory the forward keeps) and reports what it saw as
+plain data. It holds no expected value: the tests compute masks, outputs, gradients and
+generator states themselves."""
 import gc
+import tracemalloc
 
 import torch
 
@@ -42,6 +44,30 @@ def _live_hidden_sized(n, h):
         if issubclass(type(obj), torch.Tensor) and (tuple(obj.shape) == (n, h) or obj.numel() == n * h):
             found.append(tuple(obj.shape))
     return found
+
+
+def traced_growth_over_forward(tensors, p, state):
+    """Bytes of traced memory (Python objects and numpy buffers: numpy reports its data
+    allocations to tracemalloc) that are allocated during the forward and still held after
+    it, with y alive and garbage collected. One warm-up forward and backward first, on a
+    copy of the generator, so that one-time caches are not counted."""
+    warm = _generator(state)
+    checkpointed_mlp_block(*_leaves(tensors, [True] * 5), p, warm).sum().backward()
+    g = _generator(state)
+    leaves = _leaves(tensors, [True] * 5)
+    gc.collect()
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        y = checkpointed_mlp_block(*leaves, p, g)
+        gc.collect()
+        growth = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    return {"traced_growth": growth, "y": y.detach().clone()}
 
 
 def _custom_function_in_graph(node, depth=6):

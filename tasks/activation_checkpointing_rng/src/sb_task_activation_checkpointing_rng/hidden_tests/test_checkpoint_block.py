@@ -102,8 +102,11 @@ def test_generator_after_forward_equals_plain_forward(p):
     assert torch.equal(seen["state_after_forward"], _state_after_plain(12, p))
 
 
-@pytest.mark.parametrize("p", [1.0, 1.5, -0.1])
+@pytest.mark.parametrize("p", [1.0, 1.5, -0.1, float("nan"), float("inf"), float("-inf"), -5e-324])
 def test_invalid_dropout_probability_raises_before_drawing(p):
+    # NaN satisfies no comparison, so it is outside 0 <= p < 1 however a range check is
+    # written; a check written as `p < 0 or p >= 1` lets it through. -5e-324 is the
+    # negative float closest to 0.
     g = generator_at(22)
     seen = ckpt().invalid_p(make_params(22), p, g.get_state())
     assert isinstance(seen["raised"], ValueError), f"raised {seen['raised']!r}"
@@ -194,6 +197,29 @@ def test_no_hidden_sized_tensor_survives_the_forward():
     seen, _, _ = _run(9, 0.5, 18, hidden=(N, H))
     assert (N, H) not in seen["saved_shapes"], f"an (N, H) tensor was saved for backward: {seen['saved_shapes']}"
     assert seen["live_hidden_sized"] == [], f"(N, H)-sized tensors outlived the forward: {seen['live_hidden_sized']}"
+
+
+def test_no_mask_sized_python_or_numpy_memory_survives_the_forward():
+    # A mask kept outside torch (a numpy array, bytes, a list, a Python int) lives in
+    # memory tracemalloc traces. A larger block, so that the mask dwarfs what an honest
+    # forward keeps there: with p = 0.5 the mask is N*H independent fair bits, and no
+    # encoding of it takes fewer than N*H/8 bytes on average (a numpy bool array takes N*H).
+    # The bound is half of that, 64 KiB. An honest forward keeps a few Python objects
+    # (about 1.3 KiB measured for the reference) and the generator state: 5056 bytes as a
+    # tensor (torch memory, untraced), or as bytes or a numpy array, about 40 KiB at worst
+    # as a Python list of ints. Deterministic: no sampling in the bound.
+    n, d, h, p = 64, 4, 16384, 0.5
+    tensors = make_params(30, n=n, d=d, h=h)
+    g = generator_at(31)
+    seen = ckpt().traced_growth_over_forward(tensors, p, g.get_state())
+    keep = torch.rand((n, h), generator=clone_generator(g), dtype=torch.float32) >= p
+    # y's entries now sum 16384 O(1) terms and reach ~500: two correct float64 summation
+    # orders differ by ~1e-12 (1.1e-12 measured), 1e-9 leaves a 1000x margin, while a wrong
+    # mask, rescale or residual moves entries by O(1).
+    np.testing.assert_allclose(seen["y"].numpy(), numpy_forward(*tensors, keep, p), rtol=0, atol=1e-9)
+    bound = n * h // 16
+    assert seen["traced_growth"] < bound, \
+        f"{seen['traced_growth']} bytes of Python/numpy memory allocated in the forward outlived it (bound {bound})"
 
 
 # ---------------------------------------------------------------- dtypes
