@@ -254,6 +254,46 @@ def test_driver_calls_the_block_function_once_per_block(case):
         torch.testing.assert_close(g, want, **F64, msg=lambda m: f"{name}: {m}")
 
 
+# ---------------------------------------------------------------- no whole row of weights
+
+# (batch dims, n_q, n_k, d, e, block_size, causal): the sequence is many blocks long, and
+# n_q, d, e and the batch sizes are distinct numbers, so a tensor's shape tells its axes apart.
+MEMORY_CASES = {
+    "decode_causal": ((2,), 3, 96, 4, 5, 12, True),
+    "no_batch_no_mask": ((), 2, 80, 4, 5, 10, False),
+}
+FLOAT_DTYPES = {str(t) for t in (torch.float16, torch.bfloat16, torch.float32, torch.float64)}
+
+
+@pytest.mark.parametrize("case", list(MEMORY_CASES))
+def test_no_step_holds_a_whole_row_of_attention_weights(case):
+    # The probe lists the shape of every tensor an ATen operation produced while the driver
+    # ran (the block calls and any autograd included); the check is made here.
+    batch, n_q, n_k, d, e, bs, causal = MEMORY_CASES[case]
+    q, k, v, do = oracle.make_inputs(batch, n_q, n_k, d, e, seed=90)
+    o, lse, dq, dk, dv = oracle.autograd_attention(q, k, v, do, q_offset=n_k - n_q, causal=causal)
+    record = PROBE.record_tensor_shapes([q, k, v, o, lse, do, bs], {"causal": causal})
+    # Sums over at most 96 keys of O(1) float64 terms: roundoff ~1e-14, inside F64.
+    for name, g, want in zip(("dq", "dk", "dv"), _three(record["result"]), (dq, dk, dv)):
+        torch.testing.assert_close(g, want, **F64, msg=lambda m: f"{name}: {m}")
+    # The fewest keys any query sees: a weights tensor with a dimension this long holds at
+    # least one query's whole row. The blocks are far shorter.
+    row = n_k - n_q + 1 if causal else n_k
+    assert bs < row
+    tensors = [(op, dtype, tuple(shape)) for op, dtype, shape in list(record["tensors"])]
+    assert any(dtype in FLOAT_DTYPES for _, dtype, _ in tensors), "the probe saw no floating-point operation"
+
+    def key_side(shape):
+        # k, v, dk, dv and their copies or transposes: a d- or e-wide axis and no query axis.
+        return (d in shape or e in shape) and n_q not in shape
+
+    whole_rows = [(op, dtype, shape) for op, dtype, shape in tensors
+                  if dtype in FLOAT_DTYPES and max(shape, default=0) >= row and not key_side(shape)]
+    assert not whole_rows, (
+        f"with {n_q} queries, {n_k} keys and blocks of {bs}, these tensors span a whole row "
+        f"of {row}+ keys: {whole_rows[:5]}")
+
+
 # ---------------------------------------------------------------- inputs are never modified
 
 
