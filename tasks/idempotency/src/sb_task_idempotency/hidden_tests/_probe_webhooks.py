@@ -200,6 +200,69 @@ def fulfil_thread_and_timing(db_path, evt, judge_fulfil):
             "same_thread": "fulfil_thread" in seen and seen["fulfil_thread"] == seen.get("caller_thread")}
 
 
+def run_during_slow_fulfil(db_path, slow_evt, during, judge_fulfil):
+    """Deliver `slow_evt` on a thread of its own, on its own handler, and as soon as its
+    fulfil has begun, start one more thread per entry of `during` together: each entry
+    is [kind, which, arg], kind "handle" (arg an event) or "status" (arg a payment id),
+    which "own" (a new handler on the file, as another process would have) or "shared"
+    (the slow delivery's own handler instance). The fulfil the solution is handed makes
+    the judge's recording call (which the test makes slow, in the judge); the threads
+    start before that call is made, so they run while it lasts.
+
+    Returns the slow delivery's outcome, per entry its outcome or status ("error: ..."
+    when the call raised), and per entry whether the call began before the slow
+    delivery's handle returned."""
+    began = threading.Event()
+    slow_returned = threading.Event()
+
+    def fulfil(payment_id, amount):
+        began.set()
+        judge_fulfil(payment_id, amount)
+
+    slow_handler = WebhookHandler(db_path, fulfil)
+    handlers = [slow_handler if which == "shared" else WebhookHandler(db_path, fulfil)
+                for _, which, _ in during]
+    slow_out = {}
+    results = [None] * len(during)
+    overlapped = [None] * len(during)
+    failures = []
+
+    def deliver_slow():
+        try:
+            slow_out["outcome"] = slow_handler.handle(dict(slow_evt))
+        except Exception as exc:
+            slow_out["outcome"] = "error: " + _describe(exc)
+        finally:
+            slow_returned.set()
+
+    def call(i):
+        kind, _, arg = during[i]
+        overlapped[i] = not slow_returned.is_set()
+        try:
+            if kind == "handle":
+                results[i] = handlers[i].handle(dict(arg))
+            else:
+                results[i] = handlers[i].status(arg)
+        except Exception as exc:
+            results[i] = "error: " + _describe(exc)
+
+    slow = threading.Thread(target=deliver_slow, daemon=True)
+    slow.start()
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not began.wait(0.005):  # until fulfil begins, or the delivery ends without it
+        if slow_returned.is_set() or time.monotonic() > deadline:
+            failures.append("the slow delivery ended or hung without calling fulfil")
+            break
+    others = [threading.Thread(target=call, args=(i,), daemon=True) for i in range(len(during))]
+    for t in others:
+        t.start()
+    for t in [slow] + others:
+        t.join(HANG_GUARD_S)
+    stuck = sum(t.is_alive() for t in [slow] + others)
+    return {"slow": slow_out.get("outcome"), "results": results, "overlapped": overlapped,
+            "failures": failures, "stuck": stuck}
+
+
 # A child process: its own interpreter importing the solution from the solution's folder,
 # one handler on the shared database file, and a fulfil that relays each call to this
 # process and blocks until the judge has recorded it. The relay's two pipe ends are taken

@@ -403,3 +403,49 @@ def test_a_new_process_knows_what_an_earlier_one_did(db_path):
     _check_no_trouble(later)
     assert later["results"] == [[["evt_3", "duplicate"], ["evt_2", "duplicate"]]]
     assert fulfil.calls == [("pay_3", 630)] and later_fulfil.attempts == []
+
+
+# Rule 6 says no call may fail because the database is busy, and fulfil "may be slow".
+# SLOW_FULFIL_S is how long one delivery's fulfil lasts (a sleep in the judge's fake, so
+# the worker cannot shorten it) while other calls need the database. 6 s because the
+# commonest wrong setting is sqlite3's default busy timeout of 5 s: a waiting call gives
+# up once SQLite's busy handler has slept its timeout in total (each sleep at least as
+# long as asked), so every waiter here, which starts within milliseconds after the slow
+# fulfil begins and must wait until it ends and commits, fails under any busy timeout
+# up to about 5.9 s; a 5 s one would survive only if the busy handler's ~60 sleeps
+# together overslept by a whole second (about 17 ms each, every time). No faster test can
+# tell: SQLite's busy handler sleeps in real time, so a wait shorter than the timeout
+# looks the same as none. A finite timeout longer than SLOW_FULFIL_S (the reference's
+# 60 s) passes, as it must: no test can outlast every finite timeout. A right solution
+# cannot fail from timing: it waits (or does not need the lock) however long fulfil
+# takes, up to the hang guard (60 s, ten times this test), so its false-failure
+# probability is 0; "overlapped" needs only that a started thread runs within 6 s.
+SLOW_FULFIL_S = 6.0
+
+
+def test_no_call_fails_while_a_slow_fulfilment_holds_the_database(db_path):
+    """While one delivery's fulfil takes 6 s: another payment's delivery on another
+    handler and on the same handler, a redelivery of the slow event, and status reads
+    all complete without a 'database is locked'."""
+    slow_evt = succeeded("evt_slow", "pay_slow", 4100, 1)
+    other = succeeded("evt_other", "pay_other", 4200, 1)
+    shared = succeeded("evt_shared", "pay_shared", 4300, 1)
+    during = [["handle", "own", other], ["handle", "shared", shared], ["handle", "own", slow_evt],
+              ["status", "own", "pay_slow"], ["status", "shared", "pay_other"]]
+    fulfil = RecordingFulfil(slow={"pay_slow": SLOW_FULFIL_S})
+    seen = P.run_during_slow_fulfil(db_path, slow_evt, during, fulfil.handed)
+    assert list(seen["failures"]) == [] and seen["stuck"] == 0, seen
+    results = list(seen["results"])
+    errors = [(kind, arg if kind == "status" else arg["id"], r) for (kind, _, arg), r in zip(during, results)
+              if isinstance(r, str) and r.startswith("error")]
+    assert errors == [], f"calls failed while fulfil was slow: {errors}"
+    assert seen["slow"] == "processed"
+    assert list(seen["overlapped"]) == [True] * len(during), "the calls ran after the slow delivery"
+    assert results[:3] == ["processed", "processed", "duplicate"]
+    assert results[3] in (None, "succeeded") and results[4] in (None, "succeeded")
+    # The judge's own record: every payment shipped once, the slow one included.
+    want = sorted([("pay_slow", 4100), ("pay_other", 4200), ("pay_shared", 4300)])
+    assert sorted(fulfil.attempts) == want and sorted(fulfil.calls) == want
+    handler = WebhookHandler(db_path, RecordingFulfil().handed)
+    assert {p: handler.status(p) for p in ("pay_slow", "pay_other", "pay_shared")} == \
+        {"pay_slow": "succeeded", "pay_other": "succeeded", "pay_shared": "succeeded"}
