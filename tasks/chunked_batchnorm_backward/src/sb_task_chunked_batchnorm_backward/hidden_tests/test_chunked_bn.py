@@ -236,3 +236,56 @@ def test_views_of_the_callers_batch_are_left_unchanged(accumulate, apply_forward
     np.testing.assert_allclose(np.concatenate(got["dxs"]), want_dx, rtol=0, atol=TOL)
     np.testing.assert_allclose(got["grad_gamma"], dgamma, rtol=0, atol=TOL)
     np.testing.assert_allclose(got["grad_beta"], dbeta, rtol=0, atol=TOL)
+
+
+# ---------------------------------------------------------------- what is kept between chunks
+
+# Rows per unit of the split below: the same calls, in the same splits and orders, run on a
+# batch of 32 * 2 rows and on one of 32 * 2048 rows, C = 3. Per-channel state is the same
+# size for both; anything that keeps rows (copies, the caller's views, x_hat, dy) grows by
+# at least 8192 rows * 3 channels * 8 bytes = 192 KiB, the smallest chunk of the large run.
+RETENTION_UNITS = {"accumulate": (4, 12, 8, 8), "apply_forward": (16, 16), "apply_backward": (8, 8, 8, 8)}
+# What may differ between the two runs after the same call: an honest instance measures
+# identically in both (the held walk is exact: 0 bytes apart for the reference; tracemalloc
+# sees interpreter and numpy bookkeeping, measured at most 32 bytes apart), while keeping
+# even a twelfth of the smallest large chunk exceeds this. No randomness, no timing: the
+# same solution measures the same every run.
+RETENTION_SLACK = 16 * 1024
+
+
+def _retention(rows_per_unit):
+    n = 32 * rows_per_unit
+    x, dy, gamma, beta = make_batch(15, n)
+    bounds = {name: split(x, [rows_per_unit * u for u in units]) for name, units in RETENTION_UNITS.items()}
+    got = probe("_probe_retention.py").retained(x, dy, gamma, beta, EPS, bounds["accumulate"],
+                                                bounds["apply_forward"][::-1], bounds["apply_backward"][::-1])
+    assert got["complete"], f"{n} rows: the instance holds more Python objects than the walk visits"
+    # the measured run is the real protocol: its parameter gradients are the whole batch's.
+    # Sums of up to 65536 O(1) terms: float64 rounding, in any order and through merged
+    # running statistics, stays below ~1e-12 of the sum of the terms' magnitudes, so 1e-9
+    # of it is a safe bound; a wrong formula misses by O(1) of it.
+    _, _, dgamma, dbeta = whole_batch(x, dy, gamma, beta, EPS)
+    x_hat = (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + EPS)
+    assert np.all(np.abs(got["grad_beta"] - dbeta) <= 1e-9 * np.abs(dy).sum(axis=0))
+    assert np.all(np.abs(got["grad_gamma"] - dgamma) <= 1e-9 * np.abs(dy * x_hat).sum(axis=0))
+    return got
+
+
+def test_the_instance_keeps_only_per_channel_quantities_between_calls():
+    # In the solution's process, after every call of the four passes, with that call's
+    # result dropped: the bytes reachable from the instance and the module (arrays and
+    # tensors by the elements they expose, views of the caller's batch included), and the
+    # bytes tracemalloc still sees allocated since the instance was made (a copy kept
+    # anywhere). Neither may grow with the number of rows.
+    _retention(2)  # warm-up: first-call allocations of numpy and the interpreter
+    small, large = _retention(2), _retention(2048)
+    calls = ([f"forward_accumulate #{i}" for i in range(len(RETENTION_UNITS["accumulate"]))]
+             + [f"forward_apply #{i}" for i in range(len(RETENTION_UNITS["apply_forward"]))]
+             + [f"backward_accumulate #{i}" for i in range(len(RETENTION_UNITS["accumulate"]))]
+             + [f"backward_apply #{i}" for i in range(len(RETENTION_UNITS["apply_backward"]))])
+    for what in ("held", "traced"):
+        assert len(small[what]) == len(large[what]) == len(calls)
+        for call, a, b in zip(calls, small[what], large[what]):
+            assert b - a <= RETENTION_SLACK, (
+                f"after {call}, {what}: {b} bytes with {32 * 2048} rows against {a} with {32 * 2} rows: "
+                "the instance keeps rows of the batch between calls")
