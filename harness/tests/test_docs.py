@@ -99,3 +99,12 @@ def test_the_validity_page_renders_every_figure_and_what_was_not_run():
     assert "| a_task | 3 | 5/5 | 9/10 (90%) | 2 | 12 | 9 | 2 | 14 |" in page
     assert "9/10 non-equivalent generated mutants killed (90.0%)" in page and "took 12.5 s" in page
     assert "Not in these runs: b_task" in page
+
+
+def test_a_validity_update_replaces_only_the_tasks_it_measured():
+    tool = load_tool("validity")
+    previous = {"wall_s": 100.0, "not_run": ["c_task"], "rows": {"a_task": {"version": 1}, "b_task": {"version": 2}}}
+    fresh = {"wall_s": 7.5, "rows": {"a_task": {"version": 4}, "c_task": {"version": 1}}}
+    data = tool.updated(previous, fresh)
+    assert data["rows"] == {"a_task": {"version": 4}, "b_task": {"version": 2}, "c_task": {"version": 1}}
+    assert data["wall_s"] == 107.5 and data["not_run"] == []
