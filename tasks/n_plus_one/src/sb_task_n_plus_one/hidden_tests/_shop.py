@@ -7,28 +7,36 @@ from report import customer_report
 
 from _connection import ShopConnection
 
-SCHEMA = """
+# The tables exactly as the prompt shows them ...
+TABLES = """
 CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customers(id),
                      status TEXT NOT NULL, total_cents INTEGER NOT NULL);
 CREATE TABLE order_items (id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL REFERENCES orders(id),
                           sku TEXT NOT NULL, quantity INTEGER NOT NULL);
+"""
+# ... and the indexes a real shop would have on them (the prompt shows none). A database
+# with only TABLES is where a solution that adds an index it thinks is missing (CREATE
+# INDEX IF NOT EXISTS under a name of its own) leaves an object behind: with these
+# indexes present, one that happens to pick the same name creates nothing.
+INDEXES = """
 CREATE INDEX orders_by_customer ON orders(customer_id);
 CREATE INDEX items_by_order ON order_items(order_id);
 """
+SCHEMA = TABLES + INDEXES
 
 
 class Shop:
     """The rows of one shop, the real database holding them (`db`, here in the judge), and
     the connection customer_report is given (`conn`, over `db`: the solution gets a handle)."""
 
-    def __init__(self, customers, orders, items, path=":memory:"):
+    def __init__(self, customers, orders, items, path=":memory:", indexes=True):
         self.customers, self.orders, self.items = list(customers), list(orders), list(items)
         # The solution may call from threads of its own; the wire serves each such call on a
         # judge thread of its own, so the connection must not be tied to the thread that made
         # it. SQLite's serialized mode (sqlite3.threadsafety == 3) makes sharing it safe.
         self.db = sqlite3.connect(path, check_same_thread=False)
-        self.db.executescript(SCHEMA)
+        self.db.executescript(SCHEMA if indexes else TABLES)
         self.db.executemany("INSERT INTO customers VALUES (?, ?)", self.customers)
         self.db.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)", self.orders)
         self.db.executemany("INSERT INTO order_items VALUES (?, ?, ?, ?)", self.items)
@@ -36,10 +44,10 @@ class Shop:
         self.conn = ShopConnection(self.db)
 
     @classmethod
-    def with_open_transaction(cls, customers, orders, items, pending_orders, path):
+    def with_open_transaction(cls, customers, orders, items, pending_orders, path, indexes=True):
         """A database file, and a connection to it on which the caller has inserted
         `pending_orders` without committing: the caller's transaction is still open."""
-        shop = cls(customers, orders, items, path=str(path))
+        shop = cls(customers, orders, items, path=str(path), indexes=indexes)
         shop.db.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)", pending_orders)
         shop.orders += list(pending_orders)
         shop.path = str(path)
@@ -53,12 +61,28 @@ class Shop:
         during it, recorded here, where the solution cannot reach the record."""
         return self.conn._count(lambda: customer_report(self.conn, list(customer_ids)))
 
+    def schema(self):
+        """Every object on the connection: the main database's schema (tables, indexes,
+        views, triggers, SQLite's own sqlite_stat tables), the temporary schema, and the
+        main schema's cookie, which SQLite bumps on every CREATE, DROP or ALTER there, so
+        an object created and dropped again within the call still shows. (The temp schema
+        is read first: reading it attaches 'temp', as connection_state says.)"""
+        temp = self.db.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_temp_master ORDER BY type, name").fetchall()
+        main = self.db.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name").fetchall()
+        cookie = self.db.execute("PRAGMA main.schema_version").fetchone()[0]
+        return {"main": main, "temp": temp, "schema_version": cookie}
+
     def snapshot(self):
-        """The main database's schema and every row of every table."""
-        tables = self.db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
-        rows = {t: self.db.execute(f"SELECT * FROM {t} ORDER BY id").fetchall()
-                for t in ("customers", "orders", "order_items")}
-        return tables, rows
+        """The whole main database: its schema (schema()), the header's user_version and
+        application_id, and every row of every table in it, whatever its name."""
+        schema = self.schema()
+        header = [self.db.execute(f"PRAGMA main.{p}").fetchone()[0] for p in ("user_version", "application_id")]
+        tables = [name for kind, name, _, _ in schema["main"] if kind == "table"]
+        rows = {t: sorted(self.db.execute(f'SELECT * FROM main."{t}"').fetchall(), key=repr)
+                for t in tables}
+        return schema, header, rows
 
     def committed_order_ids(self):
         """The orders another connection to the file sees: what has been committed."""
@@ -94,8 +118,8 @@ def random_rows(seed, n_customers=300, first_id=1, id_step=1):
     return customers, orders, items
 
 
-def random_shop(seed, n_customers=300):
-    return Shop(*random_rows(seed, n_customers))
+def random_shop(seed, n_customers=300, indexes=True):
+    return Shop(*random_rows(seed, n_customers), indexes=indexes)
 
 
 def brute_force_report(customers, orders, items, customer_ids):

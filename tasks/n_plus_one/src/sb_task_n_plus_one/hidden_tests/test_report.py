@@ -11,9 +11,13 @@ MAX_STATEMENTS = 3
 
 def checked(shop, customer_ids):
     """The report for `customer_ids`, after checking it against the brute force, its
-    types, and the number of statements it took."""
+    types, the number of statements it took, and that it left no object (table, index,
+    view, trigger; main or temp) on the connection."""
+    schema = shop.schema()
     got, statements = shop.run(customer_ids)
     assert len(statements) <= MAX_STATEMENTS, f"{len(statements)} statements, e.g. {statements[:4]}"
+    assert shop.schema() == schema, (
+        f"the call changed the schema: {schema} -> {shop.schema()}; statements: {statements[:4]}")
     assert_same_report(got, shop.expected(customer_ids))
     return got
 
@@ -185,3 +189,28 @@ def test_the_connection_is_left_as_it_was_found(tmp_path):
     checked(shop, list(range(1, 21)))
     after = shop.connection_state()
     assert after == before, f"the connection changed during the call: {before} -> {after}"
+
+
+@pytest.mark.parametrize("caller_transaction", [False, True], ids=["no_transaction", "callers_transaction_open"])
+@pytest.mark.parametrize("indexes", [False, True], ids=["the_prompts_tables_only", "with_indexes"])
+def test_no_object_is_added_to_the_database(indexes, caller_transaction, tmp_path):
+    """The database as the prompt shows it (its three tables, no index) and one with
+    indexes, each with and without a transaction of the caller's open: after two calls
+    its schema (the same objects, the same schema cookie, so nothing created and dropped
+    again either), its header and every row are exactly as before. An index the solution
+    adds because it finds none (CREATE INDEX IF NOT EXISTS) is an object left behind."""
+    customers, orders, items = random_rows(10, n_customers=30)
+    if caller_transaction:
+        pending = (len(orders) + 1, 2, "paid", 321)
+        shop = Shop.with_open_transaction(customers, orders, items, [pending], tmp_path / "shop.db",
+                                          indexes=indexes)
+    else:
+        shop = Shop(customers, orders, items, indexes=indexes)
+    before = shop.snapshot()
+    assert any(kind == "index" for kind, *_ in before[0]["main"]) is indexes  # the test's own setup
+    checked(shop, list(range(1, 31)))
+    checked(shop, list(range(10, 21)))
+    after = shop.snapshot()
+    assert after[0] == before[0], f"the database's schema changed: {before[0]} -> {after[0]}"
+    assert after == before, "the database's header or rows changed"
+    assert shop.db.in_transaction is caller_transaction
