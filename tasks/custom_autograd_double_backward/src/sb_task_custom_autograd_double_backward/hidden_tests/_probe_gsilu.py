@@ -3,11 +3,65 @@ solution's Function need a live autograd graph there. It reports what the soluti
 backward produced (gradients, raw backward outputs, Jacobians built from backward calls)
 as plain data. It holds no expected value: the tests compare every observation with the
 same function written with ordinary torch ops, differentiated by autograd in the judge."""
+import contextlib
 import inspect
+import threading
 
 import torch
+from torch.autograd.variable import Variable
 
 from gated_silu import GatedSiLU, gated_silu
+
+
+class _CountingEngine:
+    """Stands in for autograd's engine object. torch.autograd.grad, torch.autograd.backward,
+    Tensor.backward and torch.func's transforms all reach the engine through
+    torch.autograd.graph._engine_run_backward, which looks up
+    Variable._execution_engine.run_backward at call time (torch 2.13), so this counts
+    engine passes however the caller got hold of grad or backward. The probe's own outer
+    calls (made inside outer()) are not counted; every pass started while one of them runs,
+    i.e. from inside a backward the engine called, and every pass started outside them, is."""
+
+    def __init__(self, engine):
+        self._engine = engine
+        self._lock = threading.Lock()
+        self.depth = 0
+        self.probe_calling = False
+        self.count = 0
+
+    def run_backward(self, *args, **kwargs):
+        with self._lock:
+            is_outer = self.probe_calling and self.depth == 0
+            if not is_outer:
+                self.count += 1
+            self.depth += 1
+        try:
+            return self._engine.run_backward(*args, **kwargs)
+        finally:
+            with self._lock:
+                self.depth -= 1
+
+    def __getattr__(self, name):
+        return getattr(self._engine, name)
+
+    @contextlib.contextmanager
+    def outer(self):
+        self.probe_calling = True
+        try:
+            yield
+        finally:
+            self.probe_calling = False
+
+
+@contextlib.contextmanager
+def _engine_watch():
+    plain = Variable.__dict__["_execution_engine"]
+    watch = _CountingEngine(plain)
+    Variable._execution_engine = watch
+    try:
+        yield watch
+    finally:
+        Variable._execution_engine = plain
 
 
 def _leaves(tensors, requires=(True, True, True)):
@@ -45,10 +99,10 @@ def first(tensors, scale, upstream, requires=(True, True, True)):
 
 def raw_backward(tensors, scale, upstream):
     """The node's backward called directly, outside the engine, with autograd's own
-    differentiation entry points counted while it runs."""
+    differentiation entry points and every pass of its engine counted while it runs."""
     leaves = _leaves(tensors)
     y = gated_silu(*leaves, scale)
-    counts = {"grad": 0, "backward": 0}
+    counts = {"grad": 0, "backward": 0, "engine": 0}
     plain_grad, plain_backward = torch.autograd.grad, torch.autograd.backward
     plain_tensor_backward = torch.Tensor.backward
 
@@ -67,7 +121,9 @@ def raw_backward(tensors, scale, upstream):
     torch.autograd.grad, torch.autograd.backward = counting_grad, counting_backward
     torch.Tensor.backward = counting_tensor_backward
     try:
-        raw = y.grad_fn.apply(upstream)
+        with _engine_watch() as watch:
+            raw = y.grad_fn.apply(upstream)
+        counts["engine"] = watch.count
     finally:
         torch.autograd.grad, torch.autograd.backward = plain_grad, plain_backward
         torch.Tensor.backward = plain_tensor_backward
@@ -121,3 +177,19 @@ def second_jacobian(tensors, scale, upstream):
         rows.append(torch.cat([torch.zeros(t.numel(), dtype=t.dtype) if g is None else g.reshape(-1)
                                for g, t in zip(grads, wrt)]))
     return torch.stack(rows)
+
+
+def engine_passes_inside_backward(tensors, scale, upstream, create_graph):
+    """First derivatives through the engine (and, with create_graph, the second derivatives
+    of their sum with respect to x, w, b and grad_out): how many autograd engine passes were
+    started other than the probe's own calls, i.e. from inside the solution's backward."""
+    leaves = _leaves(tensors)
+    up = upstream.detach().clone().requires_grad_(True)
+    with _engine_watch() as watch:
+        with watch.outer():
+            firsts = torch.autograd.grad(gated_silu(*leaves, scale), leaves, up, create_graph=create_graph)
+        inner = sum(g.sum() for g in firsts)
+        if create_graph and inner.requires_grad:   # a backward with no graph is the other tests' failure
+            with watch.outer():
+                torch.autograd.grad(inner, leaves + [up], allow_unused=True)
+    return watch.count

@@ -11,10 +11,11 @@ import pytest
 import torch
 
 from gated_silu import GatedSiLU, gated_silu  # noqa: F401  (GatedSiLU: the declared name must import)
-from sb.judge import probe
+from sb.judge import probe, solution_source
 
 from _composite import (SCALES, SHAPES, composite, composite_jacobian, composite_second_jacobian, make_inputs,
                         numpy_forward)
+from _source_rules import scan as autograd_differentiation_uses
 
 CASES = sorted(SHAPES)
 # float64 throughout on at most 24-element tensors: two correct evaluations of these
@@ -144,8 +145,32 @@ def test_backward_returns_one_exact_shape_gradient_per_input(case):
 def test_backward_computes_gradients_itself():
     # The gradients come from the backward's own formulas, not from asking autograd to
     # differentiate a recomputed forward.
+    # "engine" counts every pass of autograd's engine while the node's backward is called
+    # directly, whichever reference to grad or backward the solution used.
     seen = gs().raw_backward(make_inputs("three_d", 8), 1.7, _upstream("three_d", 80))
-    assert seen["autograd_calls"] == {"grad": 0, "backward": 0}, seen["autograd_calls"]
+    assert seen["autograd_calls"] == {"grad": 0, "backward": 0, "engine": 0}, seen["autograd_calls"]
+
+
+@pytest.mark.parametrize("create_graph", [False, True], ids=["first_order", "second_order"])
+def test_backward_starts_no_autograd_pass_when_the_engine_calls_it(create_graph):
+    # Through torch.autograd.grad (and again with create_graph=True, then differentiating
+    # the gradients): the probe's own calls aside, no engine pass may start, i.e. none from
+    # inside the solution's backward, however it reached grad, backward or torch.func.
+    case = "x_broadcast"
+    passes = gs().engine_passes_inside_backward(make_inputs(case, 12), -0.6, _upstream(case, 120), create_graph)
+    assert passes == 0, f"{passes} autograd engine pass(es) started from inside backward"
+
+
+def test_source_never_calls_autograd_differentiation():
+    """Read in the judge, never run (see _source_rules): an import of grad, backward, vjp,
+    jacobian and the like from torch.autograd or torch.func, torch.autograd.grad(...),
+    torch.autograd.backward(...), torch.func.*, the engine, or X.backward(...)."""
+    inputs, upstream = make_inputs("outer", 13), _upstream("outer", 130)
+    got = gs().first(inputs, 1.7, upstream)   # a working backward first: the rule is about how it works
+    for name, g, want in zip("xwb", got, torch.autograd.grad(composite(*inputs, 1.7), inputs, upstream)):
+        _close(g, want, what=name)
+    uses = autograd_differentiation_uses(solution_source("gated_silu.py"), "gated_silu.py")
+    assert not uses, "backward must compute the gradients with its own formulas: " + "; ".join(uses)
 
 
 # ---------------------------------------------------------------- second derivatives
