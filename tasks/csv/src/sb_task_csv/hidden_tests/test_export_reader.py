@@ -155,6 +155,51 @@ def test_blank_rows_are_skipped():
     _assert_records(data, [{"name": "bolts", "qty": "4"}, {"name": "nuts", "qty": "9"}])
 
 
+def test_a_row_of_quoted_whitespace_is_not_blank():
+    """Blankness is decided on the fields' values: a quoted space is the value " "
+    (characters inside quotes are kept exactly), so its row is a record, not a blank."""
+    _assert_records(b'name,note\n" ",""\nbob,hi\n', [{"name": " ", "note": ""}, {"name": "bob", "note": "hi"}])
+    _assert_records(b'a,b\r\n"\t", " " \r\n"", "  "\r\n', [{"a": "\t", "b": " "}, {"a": "", "b": "  "}])
+    _assert_records(b'a,b\r\n"\r\n",\r\n"\n"\r"\r"\r\n', [  # a quoted line break is a value too
+        {"a": "\n", "b": ""}, {"a": "\n", "b": ""}, {"a": "\r", "b": ""},
+    ])
+    _assert_records('a,b\r\n\xa0,\r\n ,"\u3000"\r\n\x0c\r\n'.encode("utf-8"), [  # bare: only spaces and tabs go
+        {"a": "\xa0", "b": ""}, {"a": "", "b": "\u3000"}, {"a": "\x0c", "b": ""},
+    ])
+    # the first row that is not skipped is the header, even when its names are blanks
+    _assert_records(b'\r\n"", ""\r\n" ",,"\t"\r\n1,2,3\r\n', [dict([(" ", "1"), ("", "2"), ("\t", "3")])])
+
+
+# (written, value a correct reader returns): the first five are empty, the rest are not
+NEAR_BLANK_FIELDS = [
+    ("", ""), (" ", ""), ("\t \t", ""), ('""', ""), (' "" \t', ""),
+    ('" "', " "), ('"\t"', "\t"), ('  " \t "\t', " \t "), ('"\r\n"', "\n"), ('"\n"', "\n"), ('"\r"', "\r"),
+    ("\xa0", "\xa0"), (" \u3000\t", "\u3000"), ("\x0c", "\x0c"), ('"\xa0"', "\xa0"), ("\u2028", "\u2028"),
+]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rows_of_blanks_and_near_blanks_are_told_apart(seed):
+    """Rows made only of empty-looking fields: each is skipped exactly when every value
+    the writer put in it is the empty string (the writer's own record, not a parser's)."""
+    rng = random.Random(3000 + seed)
+    empty, nonempty = NEAR_BLANK_FIELDS[:5], NEAR_BLANK_FIELDS[5:]
+    text, expected, skipped = "a,b,c" + rng.choice(["\r\n", "\n", "\r"]), [], 0
+    for _ in range(60):
+        width = rng.randrange(1, 4)
+        fields = [rng.choice(nonempty if rng.random() < 0.25 else empty) for _ in range(width)]
+        # trailing empty cells (past the header's width when the row is full)
+        fields += [rng.choice(empty) for _ in range(rng.choice([0, 0, 0, 2]))]
+        values = [value for _, value in fields]
+        if all(value == "" for value in values):
+            skipped += 1
+        else:
+            expected.append(dict(zip(["a", "b", "c"], (values + ["", "", ""])[:3])))
+        text += ",".join(written for written, _ in fields) + rng.choice(["\r\n", "\n", "\r"])
+    assert skipped >= 10 and len(expected) >= 10  # the file holds both kinds of row
+    _assert_records(text.encode("utf-8"), expected)
+
+
 def test_the_header_keeps_every_field_in_order():
     _assert_records(b"zeta,,alpha\r\n1,2,3\r\n", [dict([("zeta", "1"), ("", "2"), ("alpha", "3")])])
     _assert_records(b"b,a,\r\n1,2,3\r\n4,5\r\n", [
