@@ -79,7 +79,7 @@ def render(data: dict) -> str:
              "(`sb mutants --generate`), each killed by a hidden test or listed in the task's",
              "`equivalent_mutants.yaml` with a reason. UNCHECKED: no device here (the Metal tasks).",
              "Trusted: the contract's clauses a pass does not prove (contract.yaml `trusted`: observed",
-             "only in the solution's process, or not at all; docs/sandbox.md).", "",
+             "only in the solution's process; docs/sandbox.md).", "",
              "| task | version | hand mutants caught | generated killed / non-equivalent | equivalent | "
              "generated total | contract clauses | trusted | test functions |", "|---|---|---|---|---|---|---|---|---|"]
     totals = {"killed": 0, "live": 0}

@@ -94,14 +94,14 @@ def test_control_runs_do_not_count_towards_admission():
 
 
 def test_a_contract_clause_may_say_why_a_pass_does_not_prove_it():
-    # contract.yaml's optional `trusted`: a rule observed only in the solution's process (or
-    # not at all) is declared as such, with the reason; then, and only then, tests may be empty.
+    # contract.yaml's optional `trusted`: a rule observed only in the solution's process is
+    # declared as such, with the reason. Every clause still names a test, trusted or not.
     from sb.task import _clause
     observed = _clause({"clause": "c", "tests": ["t.py::t"], "trusted": "a probe's hook"}, "w")
-    unobserved = _clause({"clause": "c", "tests": [], "trusted": "no test observes memory"}, "w")
-    assert observed.trusted == "a probe's hook" and unobserved.tests == ()
+    assert observed.trusted == "a probe's hook"
     assert _clause({"clause": "c", "tests": ["t.py::t"]}, "w").trusted == ""
     for bad, message in (({"clause": "c", "tests": []}, "field 'tests'"),
+                         ({"clause": "c", "tests": [], "trusted": "no test observes memory"}, "field 'tests'"),
                          ({"clause": "c", "tests": ["t"], "trusted": " "}, "field 'trusted'"),
                          ({"clause": "c", "tests": ["t"], "proven": "yes"}, "no others")):
         with pytest.raises(TaskError, match=message):

@@ -150,8 +150,9 @@ class Clause:
     """One rule of the prompt and the hidden test ids (or test names, for every variant of a
     parametrised test) that fail when a solution breaks it. `trusted`, when set, says why a
     pass does not prove the rule: its tests read an observation made in the solution's own
-    process, which a solution aimed at the probe can forge, or no test observes it (then
-    `tests` may be empty). Declared, so that `sb validate` and docs/sandbox.md say it."""
+    process, which a solution aimed at the probe can forge. Declared, so that `sb validate`
+    and docs/sandbox.md say it. A rule no test observes has no place in a contract: every
+    clause names at least one test, trusted or not."""
 
     clause: str
     tests: tuple
@@ -166,8 +167,9 @@ def _clause(entry, where: str) -> Clause:
         raise TaskError(f"{where}: field 'clause': must be a non-empty string")
     if "trusted" in entry and (not isinstance(trusted, str) or not trusted.strip()):
         raise TaskError(f"{where}: field 'trusted': must say, in a non-empty string, why a pass does not prove the rule")
-    if not isinstance(tests, list) or not all(isinstance(t, str) and t for t in tests) or not (tests or trusted):
-        raise TaskError(f"{where}: field 'tests': must list at least one test id (none only with trusted)")
+    if not isinstance(tests, list) or not all(isinstance(t, str) and t for t in tests) or not tests:
+        raise TaskError(f"{where}: field 'tests': must list at least one test id (a rule no test observes "
+                        "needs a test before it can be in the contract)")
     return Clause(entry["clause"].strip(), tuple(tests), trusted.strip())
 
 
