@@ -230,9 +230,10 @@ def _saturating_inputs(route, dtype_name):
 
 
 # float64: the same closed forms as TOL above (errors measured ~1e-16). float32: the solution
-# runs in float32, the oracle in float64 on exactly the same (float32) input values; a few float32 roundings on derivatives of magnitude <= ~1.2 give <= ~1e-6 (measured
-# 5e-7), and where the sigmoid saturates the float64 values below float32's range (e^-96 and
-# smaller) differ from float32's 0 by far less. 1e-5 is 10x that; every wrong value here is NaN.
+# runs in float32, the oracle in float64 on exactly the same (float32) input values; a few
+# float32 roundings on derivatives of magnitude <= ~1.2 give <= ~1e-6 (measured 5e-7), and
+# where the sigmoid saturates the float64 values below float32's range (e^-96 and smaller)
+# differ from float32's 0 by far less. 1e-5 is 10x that; every wrong value here is NaN.
 _SAT_TOL = {"float32": 1e-5, "float64": TOL}
 
 
