@@ -7,7 +7,8 @@ stamps, next to the client's CPU time per streamed token; then open-loop levels 
 21) with each rate's send lag against its schedule, and how far that lag is from what the
 server saw. Everything runs `--runs` times on fresh servers and prints the median with the
 spread (min-max): one run on a shared machine says little. Targets: time to first token
-within 1 ms at every level up to 32 streams, inter-token latency and throughput within
+within 1 ms at every level up to 32 streams (issue 21: every level's median under 0.3 ms
+in every run), inter-token latency and throughput within
 0.5%, client CPU under 0.05 ms per streamed token (issue 11; issue 21: at 32 streams,
 and under 0.1 ms at one, beside the machine's floor for one stream, a bare blocking read per
 token against the same server); open-loop send lag under 1 ms at 64 requests/s (issue 21).
@@ -32,7 +33,8 @@ from sb.speed.loadgen import Plan, measure
 from sb.speed.scripted import scripted_server
 
 TARGETS = {"ttft_ms": 1.0, "relative_pct": 0.5, "cpu_ms_per_token": 0.05, "send_lag_ms": 1.0,
-           "cpu_ms_per_token_one_stream": 0.1}     # issue 21: under 0.1 ms at one stream, 0.05 ms at 32
+           "cpu_ms_per_token_one_stream": 0.1,     # issue 21: under 0.1 ms at one stream, 0.05 ms at 32
+           "ttft_ms_every_run": 0.3}               # issue 21: every level's median, in every run
 
 
 def _pct(measured: float, true: float) -> float:
@@ -204,13 +206,16 @@ def verdict(results: dict) -> list:
     closed = results["closed"]
     n = len(closed[0])
     ttft = max(across(closed, i, lambda e: e["ttft_error_ms"]["median"])[0] for i in range(n))
+    ttft_worst = max(level["ttft_error_ms"]["median"] for run in closed for level in run)
     relative = max(max(across(closed, i, get)[0] for _, get, _ in CLOSED_FIELDS[2:5]) for i in range(n))
     cpu = max(across(closed, i, lambda e: e["cpu_ms_per_token"])[0] for i in range(n))
     one = [run[0]["cpu_ms_per_token"] for run in closed if run[0]["concurrency"] == 1]
     top = [run[-1]["cpu_ms_per_token"] for run in closed]
     floor = across(closed, 0, FLOOR_FIELD[1])
     lines = [f"TTFT error (worst level, median of runs of the level median): {ttft:.3f} ms, target < "
-             f"{TARGETS['ttft_ms']} ms: {'met' if ttft < TARGETS['ttft_ms'] else 'NOT met'}",
+             f"{TARGETS['ttft_ms']} ms: {'met' if ttft < TARGETS['ttft_ms'] else 'NOT met'}; worst level median "
+             f"of any run {ttft_worst:.3f} ms, target < {TARGETS['ttft_ms_every_run']} ms at every level in every "
+             f"run: {'met' if ttft_worst < TARGETS['ttft_ms_every_run'] else 'NOT met'}",
              f"ITL / throughput error (worst request or level, median of runs): {relative:.4f}%, target < "
              f"{TARGETS['relative_pct']}%: {'met' if relative < TARGETS['relative_pct'] else 'NOT met'}",
              f"client CPU (worst level, median of runs): {cpu:.4f} ms per streamed token, target < "
@@ -225,8 +230,11 @@ def verdict(results: dict) -> list:
     if results["open"]:
         opened = results["open"]
         lag = max(across(opened, i, lambda e: e["lag_ms_median"])[0] for i in range(len(opened[0])))
+        lag_worst = max(level["lag_ms_median"] for run in opened for level in run)
         lines.append(f"open-loop send lag (worst rate, median of runs of the level median): {lag:.3f} ms, target < "
-                     f"{TARGETS['send_lag_ms']} ms: {'met' if lag < TARGETS['send_lag_ms'] else 'NOT met'}")
+                     f"{TARGETS['send_lag_ms']} ms: {'met' if lag < TARGETS['send_lag_ms'] else 'NOT met'}; worst "
+                     f"rate's median in any run {lag_worst:.3f} ms, in every run: "
+                     f"{'met' if lag_worst < TARGETS['send_lag_ms'] else 'NOT met'}")
     return lines
 
 
