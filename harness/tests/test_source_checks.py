@@ -41,3 +41,26 @@ def test_other_modules_and_lookalike_names_are_not_uses():
 
 def test_a_file_that_does_not_parse_is_one_line():
     assert module_uses("def (:\n", "time", "s.py") == ["s.py: does not parse (invalid syntax)"]
+
+
+DOTTED_USES = {
+    "import os\nos.path.join('a', 'b')\n": "os.path.join",
+    "import os.path\nos.path.exists('a')\n": "import os.path",
+    "from os import path\npath.join('a')\n": "from os import path",
+    "from os import path as p\n\n\np.join('a')\n": "s.py:4: uses p, imported from the os.path module",
+    "from os.path import join\n": "from os.path import join",
+    "import os.path as op\nop.join('a')\n": "import os.path as op",
+}
+
+
+@pytest.mark.parametrize("source", sorted(DOTTED_USES))
+def test_a_dotted_module_is_found_however_its_parent_spells_it(source):
+    found = module_uses(source, "os.path", "s.py")
+    assert any(DOTTED_USES[source] in line for line in found), found
+
+
+def test_the_parent_of_a_dotted_module_is_not_a_use_of_it():
+    # `import os.path` binds `os`; os.getcwd is the parent's, not os.path's
+    source = "import os\nimport os.path\nos.getcwd()\nos.environ.get('x')\nfrom os import sep\n"
+    found = module_uses(source, "os.path", "s.py")
+    assert found == ["s.py:2: import os.path"], found

@@ -63,20 +63,37 @@ class _Reader:
             for alias in node.names:
                 if self.names_it(alias.name):
                     found.append(f"{line}: import {alias.name}" + (f" as {alias.asname}" if alias.asname else ""))
-                    bound.add(alias.asname or alias.name.split(".")[0])
-        elif isinstance(node, ast.ImportFrom):
-            if node.level == 0 and self.names_it(node.module):
-                names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in node.names)
-                found.append(f"{line}: from {node.module} import {names}")
-                bound.update(a.asname or a.name for a in node.names if a.name != "*")
+                    bound.update(self._bound_by_import(alias))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            self._visit_from(node, line, found, bound)
         elif isinstance(node, ast.Call):
             self._visit_call(node, line, found, depth)
         elif isinstance(node, ast.Subscript):
             if _is_module_map(node.value) and self.names_it(_literal(node.slice)):
                 found.append(f"{line}: modules[{_literal(node.slice)!r}]")
-        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-              and node.value.id == self.module and node.attr in self.attributes):
+        elif isinstance(node, ast.Attribute) and _dotted(node.value) == self.module and node.attr in self.attributes:
             found.append(f"{line}: {self.module}.{node.attr}")
+
+    def _bound_by_import(self, alias) -> set:
+        """The name `import alias` binds to the module: `import os.path` binds `os`, which is not os.path
+        (its `os.path.<name>` uses are attribute chains, found as such)."""
+        if alias.asname:
+            return {alias.asname}
+        top = alias.name.split(".")[0]
+        return {top} if top == self.module else set()
+
+    def _visit_from(self, node: ast.ImportFrom, line: str, found: list, bound: set) -> None:
+        """`from M import x`, and for a dotted module `from os import path` (the module itself, by its parent)."""
+        if self.names_it(node.module):
+            names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in node.names)
+            found.append(f"{line}: from {node.module} import {names}")
+            bound.update(a.asname or a.name for a in node.names if a.name != "*")
+            return
+        for alias in node.names:
+            if self.names_it(f"{node.module}.{alias.name}"):
+                found.append(f"{line}: from {node.module} import {alias.name}"
+                             + (f" as {alias.asname}" if alias.asname else ""))
+                bound.add(alias.asname or alias.name)
 
     def _visit_call(self, node: ast.Call, line: str, found: list, depth: int) -> None:
         name, first = _callee(node.func), _first_literal(node)
@@ -89,6 +106,15 @@ class _Reader:
             found.append(f"{line}: modules.{name}({first!r})")
         elif name in _EXECUTORS and first is not None and depth < _MAX_NESTED_SOURCES:
             self.scan(first, f"{line} ({name} of a literal string)", found, depth + 1)
+
+
+def _dotted(node):
+    """`a.b.c` for a chain of attributes on a name, else None: how a dotted module is spelled in use."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
 
 
 def _literal(node):
