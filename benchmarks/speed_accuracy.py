@@ -88,14 +88,16 @@ def run_closed(args) -> list:
     return errors
 
 
-def bare_read_ms_per_token(port: int, requests: int) -> float:
+def bare_read_ms_per_token(port: int, requests: int, rcvtimeo: bool = False) -> float:
     """CPU per token of the least a client can do at one stream: a blocking recvmsg per read, nothing else.
 
     Timed right after the levels, against the same server: every token is its own wakeup,
     and what one wakeup costs is the machine's (a busy VM's is several times an idle one's),
-    so this is the floor under the client's one-stream figure.
+    so this is the floor under the client's one-stream figure. `rcvtimeo`: with the kernel
+    receive timeout the client keeps a lone stream's deadline in (benchmarks/speed_one_stream.py).
     """
     import socket
+    import struct
     from time import process_time
     from sb.speed import procedure
     request = procedure.request_bytes("/v1/chat/completions", f"127.0.0.1:{port}",
@@ -103,6 +105,8 @@ def bare_read_ms_per_token(port: int, requests: int) -> float:
     sock = socket.create_connection(("127.0.0.1", port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_TIMESTAMPNS", 35), 1)
+    if rcvtimeo:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 60, 0))
     buffer = bytearray(262144)
     start = process_time()
     for _ in range(requests):

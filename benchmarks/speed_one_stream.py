@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
-import struct
 import sys
 import timeit
 from time import process_time
 
 from sb.speed import client, procedure
 from sb.speed.scripted import scripted_server
+from speed_accuracy import bare_read_ms_per_token     # benchmarks/, beside this script
 
 TOKENS = procedure.MAX_TOKENS
 
@@ -32,26 +31,6 @@ TOKENS = procedure.MAX_TOKENS
 def _request(port: int) -> bytes:
     return procedure.request_bytes("/v1/chat/completions", f"127.0.0.1:{port}",
                                    procedure.request_body("scripted", TOKENS), None)
-
-
-def bare(port: int, requests: int, rcvtimeo: bool = False) -> float:
-    """ms of CPU per token for a bare blocking read loop."""
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.setsockopt(socket.SOL_SOCKET, client.SO_TIMESTAMPNS, 1)
-    if rcvtimeo:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 60, 0))
-    buffer, request = bytearray(262144), _request(port)
-    start = process_time()
-    for _ in range(requests):
-        sock.sendall(request)
-        while True:
-            size, _, _, _ = sock.recvmsg_into([buffer], socket.CMSG_SPACE(16))
-            if not size or buffer[:size].endswith(b"0\r\n\r\n"):
-                break
-    cpu = process_time() - start
-    sock.close()
-    return 1e3 * cpu / (requests * TOKENS)
 
 
 async def via_client(port: int, requests: int) -> float:
@@ -105,8 +84,8 @@ def main(argv=None) -> int:
     seen: dict = {"bare": [], "bare+rcvtimeo": [], "client": []}
     with scripted_server(ttft_ms=50.0, itl_ms=args.itl_ms) as server:
         for _ in range(args.rounds):
-            seen["bare"].append(bare(server.port, args.requests))
-            seen["bare+rcvtimeo"].append(bare(server.port, args.requests, rcvtimeo=True))
+            seen["bare"].append(bare_read_ms_per_token(server.port, args.requests))
+            seen["bare+rcvtimeo"].append(bare_read_ms_per_token(server.port, args.requests, rcvtimeo=True))
             seen["client"].append(asyncio.run(via_client(server.port, args.requests)))
     floor = _median(seen["bare"])
     print(f"CPU ms per token at one stream, ITL {args.itl_ms} ms, {args.rounds} interleaved rounds of "
