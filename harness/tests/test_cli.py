@@ -123,7 +123,10 @@ def broken_package(tmp_path, mutate) -> dict:
     (lambda p: (p / "meta.yaml").write_text("slug: fixture_add\nsuite: [oops"), "sb_task_fixture_add/meta.yaml"),
     (lambda p: shutil.rmtree(p / "starter"), "sb_task_fixture_add/starter"),
     (lambda p: (p / "reference" / "adder.py").unlink(), "sb_task_fixture_add/reference"),
-    (lambda p: (p / "mutants" / "off_by_one" / "mutant.yaml").write_text("expected: maybe\n"), "mutant.yaml"),
+    (lambda p: (p / "mutants" / "off_by_one.patch").write_text("maybe: adds one\n--- a/adder.py\n+++ b/adder.py\n"),
+     "mutants/off_by_one.patch"),
+    (lambda p: (p / "reference" / "adder.py").write_text("def add(a, b):\n    return b + a\n"),
+     "mutants/ignores_negatives.patch"),
 ])
 def test_a_malformed_package_names_the_culprit(tmp_path, mutate, culprit):
     done = sb("mutants", "fixture_add", env=broken_package(tmp_path, mutate))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sb.catalog import load_tasks
 from sb.models.base import ModelOptions
+from sb.mutant_patch import make_patch
 from sb.toolloop import ModelTurn, ToolCall, drive_tool_loop
 from sb_task_tools.agent import ScriptedAgent
 
@@ -206,12 +207,11 @@ def transcript_of(agent_class) -> bytes:
 
 
 def main() -> None:
-    (PACKAGE / "reference" / "transcript.json").write_bytes(transcript_of(ScriptedAgent))
+    reference = {"transcript.json": transcript_of(ScriptedAgent)}
+    (PACKAGE / "reference" / "transcript.json").write_bytes(reference["transcript.json"])
     for name, (agent_class, description) in MUTANTS.items():
-        folder = PACKAGE / "mutants" / name
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "transcript.json").write_bytes(transcript_of(agent_class))
-        (folder / "mutant.yaml").write_text(f'description: "{description}"\nexpected: caught\n')
+        files = {"transcript.json": transcript_of(agent_class)}
+        (PACKAGE / "mutants" / f"{name}.patch").write_text(make_patch("caught", description, reference, files))
 
 
 if __name__ == "__main__":

@@ -66,10 +66,15 @@ def variants(names):
     for name in ("reference", "starter"):
         if not wanted or name in wanted:
             out.append((name, PACKAGE / name, "pass" if name == "reference" else "fail-all"))
-    for folder in sorted((PACKAGE / "mutants").iterdir()):
-        if folder.is_dir() and (not wanted or folder.name in wanted):
-            spec = yaml.safe_load((folder / "mutant.yaml").read_text())
-            out.append((folder.name, folder, spec["expected"]))
+    from sb.task import load_task_dir
+    task = load_task_dir(PACKAGE)
+    for mutant in task.mutants:
+        if not wanted or mutant.name in wanted:
+            folder = pathlib.Path(tempfile.mkdtemp(prefix=f"{mutant.name}-"))
+            for name, data in task.mutant_solution(mutant).items():
+                (folder / name).parent.mkdir(parents=True, exist_ok=True)
+                (folder / name).write_bytes(data)
+            out.append((mutant.name, folder, mutant.expected))
     return out
 
 

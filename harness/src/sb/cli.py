@@ -351,6 +351,34 @@ def export(slug, dest, reference, mutant, as_json):
     click.echo(f"wrote {len(chosen)} file(s) to {dest}")
 
 
+@cli.command("diff")
+@click.argument("slug")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--description", "-m", required=True, help="one line: the mistake this wrong version makes")
+@click.option("--survives", "reason", default=None, metavar="REASON",
+              help="the mutant is expected to survive, for this reason (default: expected caught)")
+@click.option("--json", "as_json", is_flag=True)
+def diff_cmd(slug, directory, description, reason, as_json):
+    """Print DIRECTORY's declared files as a mutant patch of SLUG's reference.
+
+    Save it as the task's mutants/NAME.patch (docs/task-format.md).
+    """
+    from sb.mutant_patch import PatchError, make_patch
+    from sb.solver_output import read_solver_output
+    task = _tasks([slug])[0]
+    output = read_solver_output(directory, task.starter_files)
+    if output.problems:
+        raise SbError(f"{directory}: {'; '.join(output.problems)}")
+    try:
+        text = make_patch("survives" if reason else "caught", description, task.reference_files,
+                          output.files, reason or "")
+    except PatchError as exc:
+        raise SbError(f"{directory}: {exc}") from None
+    if as_json:
+        return _emit_json({"slug": slug, "patch": text})
+    click.echo(text, nl=False)
+
+
 REPORT_MODES = ("last", "variance", "failures", "html", "drift", "inspect")
 
 

@@ -96,13 +96,12 @@ def test_an_empty_interval_raises_value_error():
     with pytest.raises(ValueError):
         clamp(1, 5, 2)
 ''',
-        f"{src}/mutants/upper_bound_ignored/mutant.yaml": '''description: "forgets the upper bound"
-expected: caught
-''',
-        f"{src}/mutants/upper_bound_ignored/solution.py": '''def clamp(x, low, high):
-    if low > high:
-        raise ValueError(f"low {low} is above high {high}")
-    return max(x, low)
+        f"{src}/mutants/upper_bound_ignored.patch": '''caught: forgets the upper bound
+--- a/solution.py
++++ b/solution.py
+@@ -4 +4 @@
+-    return min(max(x, low), high)
++    return max(x, low)
 ''',
         f"{src}/contract.yaml": '''- clause: "clamp returns x limited to the closed interval [low, high]"
   tests:

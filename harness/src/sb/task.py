@@ -24,13 +24,15 @@ SKIPPED_NAMES = {"__pycache__", ".DS_Store", ".pytest_cache"}
 
 @dataclass(frozen=True)
 class Mutant:
-    """A plausible wrong version: the reference with `files` replacing same-named files."""
+    """A plausible wrong version: the reference with `files` replacing same-named files
+    (the files its patch changes, applied when the task is read)."""
 
     name: str
     description: str
     expected: str  # "caught" or "survives"
     reason: str
     files: FileSet = field(repr=False)
+    patch: str = field(default="", repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,8 +71,16 @@ class Task:
         folder = self.root.joinpath("mutants")
         if not folder.is_dir():
             return ()
-        entries = sorted((e for e in folder.iterdir() if e.is_dir() and e.name not in SKIPPED_NAMES), key=lambda e: e.name)
-        return tuple(self._read_mutant(entry) for entry in entries)
+        entries = sorted((e for e in folder.iterdir() if e.name not in SKIPPED_NAMES), key=lambda e: e.name)
+        found = []
+        for entry in entries:
+            if entry.is_file() and entry.name.endswith(".patch"):
+                found.append(self._read_patch(entry))
+            elif entry.is_dir():
+                found.append(self._read_mutant(entry))
+            else:
+                raise TaskError(f"{self.package}/mutants/{entry.name}: a mutant is a NAME.patch file")
+        return tuple(found)
 
     def mutant(self, name: str) -> Mutant:
         for mutant in self.mutants:
@@ -128,6 +138,17 @@ class Task:
             return yaml.safe_load(entry.read_text(encoding="utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
             raise TaskError(f"{self.package}/{name}: not valid YAML: {str(exc).splitlines()[0]}") from None
+
+    def _read_patch(self, entry: Traversable) -> Mutant:
+        """mutants/NAME.patch: the mutant as its difference from the reference (sb/mutant_patch.py)."""
+        from sb import mutant_patch
+        where, name = f"{self.package}/mutants/{entry.name}", entry.name[:-len(".patch")]
+        try:
+            spec = mutant_patch.parse(_utf8(entry, where))
+            files = mutant_patch.apply(self.reference_files, spec.diff)
+        except mutant_patch.PatchError as exc:
+            raise TaskError(f"{where}: {exc}") from None
+        return Mutant(name, spec.description, spec.expected, spec.reason, files, spec.diff)
 
     def _read_mutant(self, entry: Traversable) -> Mutant:
         where = f"{self.package}/mutants/{entry.name}/mutant.yaml"

@@ -1,0 +1,192 @@
+"""A hand mutant stored as its difference from the reference: a small patch file.
+
+`mutants/<name>.patch` is a unified diff of the reference with no context lines, headed by
+its verdict and description, so a wrong version reads as the lines it changes:
+
+    caught: subtracts the slice max in place, so the caller's array comes back shifted
+    --- a/softmax.py
+    +++ b/softmax.py
+    @@ -20 +20,2 @@
+    -    shifted = x - m
+    +    shifted = x
+    +    shifted -= m
+
+A mutant expected to survive says so, with a second header line `reason: ...`. The text
+before the first `--- ` line is the header (git apply and patch(1) skip it too). Applying
+is strict: every removed line must be exactly the reference's line at the stated number,
+so a patch made against an older reference fails to load, naming the file and line,
+instead of grading some third version nobody wrote.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+FileSet = dict[str, bytes]
+VERDICTS = ("caught", "survives")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_NO_NEWLINE = "\\ No newline at end of file"
+
+
+class PatchError(ValueError):
+    """A patch that does not parse or does not apply; the message says where."""
+
+
+@dataclass(frozen=True)
+class MutantPatch:
+    expected: str
+    description: str
+    reason: str
+    diff: str
+
+
+def make_patch(expected: str, description: str, reference: FileSet, files: FileSet, reason: str = "") -> str:
+    """The patch file text turning `reference` into `reference` overlaid with `files`."""
+    header = f"{expected}: {one_line(description)}\n"
+    if reason:
+        header += f"reason: {one_line(reason)}\n"
+    return header + file_diffs(reference, files)
+
+
+def file_diffs(reference: FileSet, files: FileSet) -> str:
+    """Zero-context unified diffs of every file in `files` that differs from the reference."""
+    chunks = []
+    for name in sorted(files):
+        old, new = reference.get(name), files[name]
+        if old == new:
+            continue
+        chunks.append(_diff_one(name, old, new))
+    if not chunks:
+        raise PatchError("the files do not differ from the reference")
+    return "".join(chunks)
+
+
+def _diff_one(name: str, old: bytes | None, new: bytes) -> str:
+    old_lines = lines_of(_text(old, name)) if old is not None else []
+    new_lines = lines_of(_text(new, name))
+    lines = difflib.unified_diff(old_lines, new_lines, "/dev/null" if old is None else f"a/{name}", f"b/{name}", n=0)
+    out = []
+    for line in lines:
+        out.append(line)
+        if not line.endswith("\n"):
+            out.append("\n" + _NO_NEWLINE + "\n")
+    return "".join(out)
+
+
+def _text(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PatchError(f"{name}: not UTF-8; a mutant patch holds text files only") from None
+
+
+def lines_of(text: str) -> list:
+    """Lines split at '\\n' only, each keeping it (str.splitlines also splits at form feeds)."""
+    return [line for line in re.split(r"(?<=\n)", text) if line]
+
+
+def one_line(text: str) -> str:
+    """A header line: line breaks shown as the escapes \\r and \\n, other spaces kept."""
+    return str(text).strip().replace("\r", "\\r").replace("\n", "\\n")
+
+
+def parse(text: str) -> MutantPatch:
+    """The header and the diff of a patch file's text."""
+    head, sep, rest = text.partition("\n--- ")
+    if not sep:
+        raise PatchError("no '--- a/FILE' line: a mutant patch is a header, then a unified diff")
+    diff = "--- " + rest
+    fields = {}
+    for number, line in enumerate(head.splitlines(), 1):
+        key, colon, value = line.partition(":")
+        if not colon or key.strip() not in (*VERDICTS, "reason") or key.strip() in fields:
+            raise PatchError(f"header line {number}: expected 'caught: DESCRIPTION' or 'survives: DESCRIPTION' "
+                             "then, for survives, 'reason: WHY'")
+        fields[key.strip()] = value.strip()
+    verdicts = [v for v in VERDICTS if v in fields]
+    if len(verdicts) != 1 or not fields[verdicts[0]]:
+        raise PatchError("the header needs one line 'caught: DESCRIPTION' or 'survives: DESCRIPTION'")
+    expected = verdicts[0]
+    if expected == "survives" and not fields.get("reason"):
+        raise PatchError("a mutant expected to survive needs a line 'reason: WHY'")
+    return MutantPatch(expected, fields[expected], fields.get("reason", ""), diff)
+
+
+def apply(reference: FileSet, diff: str) -> FileSet:
+    """The files the diff changes, each as the reference's file with the hunks applied."""
+    changed: FileSet = {}
+    lines = lines_of(diff)
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("--- "):
+            raise PatchError(f"diff line {i + 1}: expected '--- a/FILE', got {lines[i].rstrip()!r}")
+        if i + 1 >= len(lines) or not lines[i + 1].startswith("+++ b/"):
+            raise PatchError(f"diff line {i + 2}: expected '+++ b/FILE'")
+        name = lines[i + 1][len("+++ b/"):].rstrip("\n")
+        old_name = lines[i][4:].rstrip("\n")
+        if old_name != "/dev/null" and old_name != f"a/{name}":
+            raise PatchError(f"diff line {i + 1}: renames are not supported ({old_name} -> b/{name})")
+        if name in changed:
+            raise PatchError(f"{name}: changed twice in one patch")
+        base = reference.get(name) if old_name != "/dev/null" else None
+        if old_name != "/dev/null" and base is None:
+            raise PatchError(f"{name}: not a file of the reference")
+        if i + 2 >= len(lines) or not lines[i + 2].startswith("@@"):
+            raise PatchError(f"{name}: no hunk ('@@ -LINE +LINE @@') after its header")
+        i, text = _apply_file(name, _text(base, name) if base is not None else "", lines, i + 2)
+        changed[name] = text.encode("utf-8")
+    if not changed:
+        raise PatchError("the diff changes no file")
+    return changed
+
+
+def _apply_file(name: str, base: str, lines: list, i: int) -> tuple[int, str]:
+    old = lines_of(base)
+    out, cursor = [], 0  # cursor: old lines already copied or consumed
+    while i < len(lines) and lines[i].startswith("@@"):
+        match = _HUNK.match(lines[i])
+        if not match:
+            raise PatchError(f"{name}: bad hunk header {lines[i].rstrip()!r}")
+        start, count = int(match[1]), int(match[2] if match[2] is not None else 1)
+        added_count = int(match[4] if match[4] is not None else 1)
+        first = start - 1 if count else start  # a pure insertion names the line it follows
+        if first < cursor or first > len(old):
+            raise PatchError(f"{name}: hunk at line {start} is out of order or past the end of the reference")
+        out.extend(old[cursor:first])
+        i, removed, added = _hunk_body(name, lines, i + 1, count, added_count)
+        if [_strip(line) for line in old[first:first + count]] != [_strip(line) for line in removed]:
+            raise PatchError(f"{name}: line {start} of the reference is not what the patch removes "
+                             "(made against another version of the reference? make it again)")
+        out.extend(added)
+        cursor = first + count
+    out.extend(old[cursor:])
+    return i, "".join(out)
+
+
+def _hunk_body(name: str, lines: list, i: int, removing: int, adding: int) -> tuple[int, list, list]:
+    """The hunk's removed and added lines, read by the counts its header gives (so a removed
+    line that itself starts with '-- ' is never taken for the next file's header)."""
+    removed, added = [], []
+    while len(removed) < removing or len(added) < adding or (i < len(lines) and lines[i].startswith("\\")):
+        if i >= len(lines):
+            raise PatchError(f"{name}: the diff ends inside a hunk")
+        line = lines[i]
+        if line.startswith("\\"):
+            target = added if added else removed
+            if not target:
+                raise PatchError(f"{name}: a 'No newline' marker follows nothing")
+            target[-1] = target[-1].rstrip("\n")
+        elif line[:1] == "-" and len(removed) < removing and not added:
+            removed.append(line[1:])
+        elif line[:1] == "+" and len(added) < adding:
+            added.append(line[1:])
+        else:
+            raise PatchError(f"{name}: line {line.rstrip()!r} does not fit the hunk's counts")
+        i += 1
+    return i, removed, added
+
+
+def _strip(line: str) -> str:
+    return line.rstrip("\n")

@@ -1,3 +1,0 @@
-"""A regular expression that matches exactly one JSON string literal."""
-
-PATTERN = r'".*"'
