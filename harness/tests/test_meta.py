@@ -118,3 +118,30 @@ def test_sb_validate_says_how_many_rules_a_pass_leaves_trusted(capsys):
     assert "ok (1 rule trusted, not proven: contract.yaml)" in out and out.count("trusted") == 1
     assert Validation("demo", "ok", trusted=trusted).to_dict()["trusted"] == [
         {"clause": "never builds the full matrix", "why": "tracemalloc, in the worker"}]
+
+
+def screen(solves=4, passed=1, failures=None, **extra):
+    failed = [["test_x.py::test_a"]] * (solves - passed) if failures is None else failures
+    return {"date": "2026-12-03", "protocol": "one-shot, prompt and starter only, no execution",
+            "solves": solves, "passed": passed, "failures": failed, **extra}
+
+
+def test_a_screen_is_kept_beside_calibration_and_is_not_calibration():
+    meta = parse_meta(meta_with(frozen_set="unvalidated", screen=[screen()]), "p/meta.yaml")
+    (kept,) = meta.screen
+    assert (kept.solves, kept.passed, kept.failures) == (4, 1, (("test_x.py::test_a",),) * 3)
+    assert meta.calibration == ()
+    with pytest.raises(TaskError, match="needs two calibration entries"):  # a screen admits to no set
+        parse_meta(meta_with(frozen_set="v2", screen=[screen(passed=0), screen(passed=0)]), "p/meta.yaml")
+
+
+@pytest.mark.parametrize("entry, problem", [
+    (screen(passed=5), "0 <= passed <= solves"),
+    (screen(failures=[["test_x.py::test_a"]]), "for each of the 3 failed solves"),
+    (screen(failures=[[], [], []]), "failing test ids"),
+    (screen(extra="x"), "exactly the keys"),
+    ("4 solves", "exactly the keys"),
+])
+def test_a_malformed_screen_names_the_field(entry, problem):
+    with pytest.raises(TaskError, match=r"field 'screen\[0\]'.*" + problem.replace("(", r"\(")):
+        parse_meta(meta_with(screen=[entry]), "p/meta.yaml")

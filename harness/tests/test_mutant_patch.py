@@ -88,3 +88,4 @@ def test_sb_diff_writes_a_patch_that_loads_as_the_same_mutant(fixture_env, tmp_p
     assert sb("export", "fixture_add", str(unchanged), "--reference", env=fixture_env).returncode == 0
     done = sb("diff", "fixture_add", str(unchanged), "-m", "nothing", env=fixture_env)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "do not differ" in done.stderr
+

@@ -63,4 +63,10 @@ def task_row(task: Task) -> dict:
     return {"slug": m.slug, "version": m.version, "suite": m.suite, "category": m.category, "kind": m.kind,
             "tier": m.tier, "accelerator": m.accelerator, "difficulty": m.difficulty,
             "time_limit_s": m.time_limit_s, "deps": list(m.deps), "set": m.frozen_set,
-            "calibration": [vars(c) for c in m.calibration], "probes": m.probes, "package": task.package}
+            "calibration": [vars(c) for c in m.calibration], "probes": m.probes, "package": task.package,
+            "screen": [screen_row(s) for s in m.screen]}
+
+
+def screen_row(screen) -> dict:
+    return {"date": screen.date, "protocol": screen.protocol, "solves": screen.solves, "passed": screen.passed,
+            "failures": [list(ids) for ids in screen.failures]}

@@ -415,6 +415,8 @@ def report(last, variance, failures_slug, html_dir, drift, inspect_dir, model, b
     getattr(terminal, f"print_{mode}")(data)
     if mode == "leaderboard":
         terminal.print_speed_summaries(_speed_summaries(results_dir, leaderboard_dir))
+        from sb.catalog import task_row
+        terminal.print_screens([task_row(t) for t in _tasks() if not t.meta.holdout])
 
 
 def _warn_about_toolchains(folder) -> None:

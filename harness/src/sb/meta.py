@@ -23,7 +23,8 @@ CONTROL_MODELS = ("reference", "starter")  # they calibrate nothing: their rates
 SLUG = re.compile(r"^[a-z][a-z0-9_]*$")
 MAX_TIME_LIMIT_S = 3600  # the design card's budget is five minutes a task; an hour is already a typo
 KNOWN_KEYS = frozenset({"slug", "version", "suite", "category", "kind", "tier", "accelerator", "cpu_checkable",
-                        "difficulty", "time_limit_s", "deps", "probes", "frozen_set", "calibration", "holdout"})
+                        "difficulty", "time_limit_s", "deps", "probes", "frozen_set", "calibration", "holdout",
+                        "screen"})
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: `sb list` parses every task's meta
@@ -57,6 +58,19 @@ class Calibration:
 
 
 @dataclass(frozen=True)
+class Screen:
+    """One screen before admission (docs/writing-a-task.md): independent one-shot solves that
+    saw only prompt.md and the starter, each graded. Never calibration: a screen enters no
+    rate, no leaderboard and not the set admission rule."""
+
+    date: str
+    protocol: str
+    solves: int
+    passed: int
+    failures: tuple[tuple[str, ...], ...]  # one entry per failed solve: its failing test ids
+
+
+@dataclass(frozen=True)
 class Meta:
     slug: str
     version: int
@@ -73,6 +87,7 @@ class Meta:
     frozen_set: str
     calibration: tuple[Calibration, ...] = field(default=())
     holdout: bool = False  # a private task: never listed in published tables (docs/holdout.md)
+    screen: tuple[Screen, ...] = field(default=())
 
 
 def parse_meta(text: str, where: str) -> Meta:
@@ -103,6 +118,7 @@ def parse_meta(text: str, where: str) -> Meta:
         frozen_set=check.set_name(),
         calibration=check.calibration(),
         holdout=check.boolean("holdout", default=False),
+        screen=check.screens(),
     )
     _check_tier(meta, where)
     _check_admission(meta, where)
@@ -216,6 +232,26 @@ class _Checker:
         if not isinstance(value, list):
             self.fail("calibration", "must be a list")
         return tuple(self._calibration_entry(i, entry) for i, entry in enumerate(value))
+
+    def screens(self) -> tuple[Screen, ...]:
+        value = self.data.get("screen") or []
+        if not isinstance(value, list):
+            self.fail("screen", "must be a list of {date, protocol, solves, passed, failures}")
+        return tuple(self._screen_entry(i, entry) for i, entry in enumerate(value))
+
+    def _screen_entry(self, index: int, entry) -> Screen:
+        name = f"screen[{index}]"
+        keys = {"date", "protocol", "solves", "passed", "failures"}
+        if not isinstance(entry, dict) or set(entry) != keys:
+            self.fail(name, f"needs exactly the keys {', '.join(sorted(keys))}")
+        solves, passed, failures = entry["solves"], entry["passed"], entry["failures"]
+        if not (isinstance(solves, int) and isinstance(passed, int) and 0 <= passed <= solves and solves > 0):
+            self.fail(name, f"needs 0 <= passed <= solves and solves > 0; got {passed}/{solves}")
+        if not isinstance(failures, list) or len(failures) != solves - passed or not all(
+                isinstance(ids, list) and ids and all(isinstance(i, str) and i for i in ids) for ids in failures):
+            self.fail(name, f"'failures' must list, for each of the {solves - passed} failed solves, its failing test ids")
+        return Screen(str(entry["date"]), str(entry["protocol"]), solves, passed,
+                      tuple(tuple(ids) for ids in failures))
 
     def _calibration_entry(self, index: int, entry) -> Calibration:
         name = f"calibration[{index}]"

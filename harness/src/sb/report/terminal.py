@@ -125,14 +125,38 @@ def _table(*columns: str) -> Table:
 
 
 def print_task_list(rows: list) -> None:
-    table = _table("slug", "suite", "category", "tier", "diff", "limit", "deps", "set", "calibration", "probes")
+    table = _table("slug", "suite", "category", "tier", "diff", "limit", "deps", "set", "calibration", "screen",
+                   "probes")
     for r in rows:
         tier = r["tier"] + (f" ({r['accelerator']})" if r["accelerator"] else "")
         calib = ", ".join(f"{c['model']} {c['passed']}/{c['draws']}" for c in r["calibration"]) or "-"
         table.add_row(r["slug"], r["suite"], r["category"], tier, r["difficulty"], f"{r['time_limit_s']}s",
-                      ",".join(r["deps"]) or "-", r["set"], calib, r["probes"])
+                      ",".join(r["deps"]) or "-", r["set"], calib, screen_cell(r["screen"]), r["probes"])
     print_table(table)
     console().print(f"{len(rows)} task(s)")
+
+
+def screen_cell(screens: list) -> str:
+    """The newest screen as 'passed/solves one-shot', or '-'."""
+    if not screens:
+        return "-"
+    newest = max(screens, key=lambda s: s["date"])
+    return f"{newest['passed']}/{newest['solves']} one-shot"
+
+
+def print_screens(rows: list) -> None:
+    """Installed tasks' screens beside the leaderboard: how one-shot solves fared before
+    admission. Never a rate of any model, so never in the leaderboard's columns."""
+    screened = [r for r in rows if r["screen"]]
+    if not screened:
+        return
+    table = _table("task (screen)", "set", "date", "one-shot passed", "failed solves' first failing test")
+    for r in screened:
+        for s in r["screen"]:
+            first = "; ".join(visible(ids[0]) for ids in s["failures"]) or "-"
+            table.add_row(r["slug"], r["set"], s["date"], f"{s['passed']}/{s['solves']}", first)
+    print_table(table)
+    console().print("screens: independent one-shot solves before admission; never calibration, never a rate")
 
 
 def _counts(outcome) -> str:
