@@ -22,13 +22,20 @@ def console(stderr: bool = False) -> Console:
     return PlainConsole(stderr=stderr, highlight=False, soft_wrap=False, markup=False, emoji=False, width=width)
 
 
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def visible(text: str) -> str:
-    """Control characters shown as escapes: an ESC sequence in a solution's text would
-    otherwise move the cursor, erase the line and print a pass that never happened."""
-    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Control characters, line breaks included, shown as escapes: an ESC sequence or a
+    newline in a solution's text (a file name, a failure message) would otherwise start a
+    line of its own and print a pass that never happened. Every line this module prints is
+    printed on its own, so no string given to a console holds a line break of ours."""
+    return CONTROL.sub(_escape, text)
+
+
+def _escape(match) -> str:
+    code = ord(match.group())
+    return {9: "\\t", 10: "\\n", 13: "\\r"}.get(code) or (f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}")
 
 
 class PlainConsole(Console):
@@ -91,11 +98,11 @@ def guard_stdout() -> None:
 
 
 def print_error(message: str) -> None:
-    print(f"sb: error: {message}", file=sys.stderr)
+    print(f"sb: error: {visible(message)}", file=sys.stderr)
 
 
 def print_warning(message: str) -> None:
-    print(f"sb: warning: {message}", file=sys.stderr)
+    print(f"sb: warning: {visible(message)}", file=sys.stderr)
 
 
 def one_line(text: str, limit: int = 100) -> str:
