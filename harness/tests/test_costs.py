@@ -99,8 +99,9 @@ def test_the_endpoint_used_is_recorded_and_an_unofficial_one_is_refused_by_publi
     doc = json.loads(path.read_text())
     doc.update(endpoint="http://127.0.0.1:9999", official_endpoint="https://api.anthropic.com")
     path.write_text(json.dumps(doc))
-    with pytest.raises(SbError, match="not the provider's API"):
+    with pytest.raises(SbError, match="not the provider's own API"):
         publish(path, tmp_path / "leaderboard")
     assert publish(path, tmp_path / "leaderboard", allow_endpoint=True)["published"]
     from sb.report.leaderboard import leaderboard
-    assert leaderboard(tmp_path / "leaderboard")[0]["endpoint"] == "http://127.0.0.1:9999"
+    (row,) = leaderboard(tmp_path / "leaderboard")
+    assert (row["served_at"], row["model"]) == ("127.0.0.1:9999", "claude-x @ 127.0.0.1:9999")

@@ -109,3 +109,16 @@ def test_a_rebuild_removes_pages_of_models_no_longer_published(tmp_path):
     assert not (tmp_path / "site" / "models" / "fake-a.html").exists()
     assert sorted(str(p.relative_to(tmp_path / "site")) for p in (tmp_path / "site").rglob("*.*")) == sorted(
         built["pages"] + built["charts"])
+
+
+def test_a_draw_served_elsewhere_is_named_with_its_host_in_the_browser(driver, tmp_path):
+    from test_served import SECRET_URL, served_doc
+    served_doc(tmp_path / "board", endpoint=SECRET_URL)
+    build_site(tmp_path / "board", tmp_path / "site")
+    open_page(driver, tmp_path / "site" / "index.html")
+    (row,) = texts(driver, "#leaderboard tbody tr")
+    assert row.startswith("gpt-4o @ 127.0.0.1:8080 ")
+    assert "s3cret" not in driver.page_source
+    from selenium.webdriver.common.by import By
+    driver.get(driver.find_element(By.CSS_SELECTOR, "#leaderboard a").get_attribute("href"))
+    assert driver.title == "model gpt-4o @ 127.0.0.1:8080" and "s3cret" not in driver.page_source

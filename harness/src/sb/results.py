@@ -79,6 +79,8 @@ def summarise(doc: dict) -> dict:
     doc["tokens"] = _sum_tokens(entries)
     from sb.costs import run_cost
     doc["usd_cost"], doc["cost_complete"] = run_cost(entries)
+    from sb.report.served import served_at
+    doc["served_at"] = served_at(doc)  # the host, when not the provider's own API (docs/results.md)
     return doc
 
 

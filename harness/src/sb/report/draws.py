@@ -13,6 +13,7 @@ from pathlib import Path
 from sb import results
 from sb.errors import SbError
 from sb.outcome import is_evidence
+from sb.report.served import model_label
 
 
 def load_dir(folder: Path, complete_only: bool = True) -> list[dict]:
@@ -25,6 +26,7 @@ def load_dir(folder: Path, complete_only: bool = True) -> list[dict]:
         doc = _load_or_none(path)
         if doc is not None and (doc.get("complete") or not complete_only):
             doc["_path"] = str(path)
+            doc["model"] = model_label(doc)  # every report shows and selects a draw by where it was served
             docs.append(doc)
     docs = sorted(docs, key=lambda d: (d.get("run_at", ""), d.get("run_id", "")))
     check_poolable(docs)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sb import results
 from sb.report.draws import by_key, load_dir
+from sb.report.served import served_at
 from sb.report.variance import tier_spread
 
 ACCELERATED = "accelerated"
@@ -32,13 +33,7 @@ def sweep_row(docs: list[dict]) -> dict:
             "harness_version": first.get("harness_version"), "isolation": first.get("isolation"),
             "headline": headline, "accelerated": tier_spread(docs, ACCELERATED),
             "cost": cost_figures(docs, headline["passed"] + _accelerated_passes(docs)),
-            "files": [Path(d["_path"]).name for d in docs], "endpoint": _unofficial_endpoint(first)}
-
-
-def _unofficial_endpoint(doc: dict):
-    """The endpoint, when it is not the provider's own API (shown beside the model)."""
-    official, used = doc.get("official_endpoint"), doc.get("endpoint")
-    return used if official and used and used.rstrip("/") != official.rstrip("/") else None
+            "files": [Path(d["_path"]).name for d in docs], "served_at": served_at(first)}
 
 
 def _accelerated_passes(docs: list[dict]) -> int:

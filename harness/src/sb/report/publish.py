@@ -16,6 +16,7 @@ from sb import results
 from sb.errors import SbError
 from sb.report import manifests
 from sb.report.draws import load_dir
+from sb.report.served import model_label, served_at
 
 MANIFEST_NAME = "SET_MANIFESTS.yaml"
 
@@ -38,10 +39,11 @@ def cost_problems(doc: dict, where: str) -> list[str]:
 def publish(path: Path, leaderboard: Path, allow_endpoint: bool = False) -> dict:
     """Copy `path` into `leaderboard`; {published, path, manifest_updated}. SbError when refused."""
     doc = results.load(path)
-    official, used = doc.get("official_endpoint"), doc.get("endpoint")
-    if official and used and used.rstrip("/") != official.rstrip("/") and not allow_endpoint:
-        raise SbError(f"refused: {path} was answered by {used}, not the provider's API ({official}); "
-                      "pass --allow-endpoint to publish it (the leaderboard will show the endpoint)")
+    where = served_at(doc)
+    if where and not allow_endpoint:
+        official = doc.get("official_endpoint") or f"{doc.get('adapter')} has no provider API"
+        raise SbError(f"refused: {path} was answered by {where}, not the provider's own API ({official}); "
+                      f"pass --allow-endpoint to publish it as '{model_label(doc)}'")
     if not doc.get("complete"):
         raise SbError(f"{path}: the draw did not finish (complete is false); resume it first")
     problems = cost_problems(doc, str(path))

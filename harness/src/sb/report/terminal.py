@@ -402,7 +402,7 @@ def print_leaderboard(rows: list) -> None:
                    "date")
     for r in rows:
         cost, per_solved = _cost_cells(r["cost"])
-        model = r["model"] + (f" (via {r['endpoint']})" if r.get("endpoint") else "")
+        model = r["model"]  # 'MODEL @ HOST' when another server answered (sb.report.served)
         table.add_row(model, r["task_set"], str(r["tasks"]), f"{r['draws']}/{r['draws_planned']}",
                       format_spread(r["headline"]), format_rate(r["accelerated"]), cost, per_solved,
                       r["run_at"][:10])
