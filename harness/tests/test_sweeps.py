@@ -98,3 +98,37 @@ def test_jobs_do_not_change_verdicts(many_tasks_env, tmp_path):
         (doc,) = results_of(out)
         verdicts[jobs] = [(e["slug"], e["status"], e["counts"]["passed"]) for e in doc["tasks"]]
     assert verdicts["1"] == verdicts["2"]
+
+
+def test_an_answer_killed_while_graded_is_graded_on_resume_never_asked_again(many_tasks_env, tmp_path):
+    """SIGKILL while the first task's answer is being graded (its grading held open by the
+    answer itself until the test lets it go): the answer was already in the results file,
+    so --resume grades it, and the model is asked exactly once per task."""
+    out, calls, hold = tmp_path / "results", tmp_path / "calls.log", tmp_path / "hold"
+    hold.write_text("held")
+    agent = tmp_path / "agent.sh"
+    agent.write_text(f'#!/bin/sh\necho "$SB_TASK" >> {calls}\ncat > adder.py <<EOF\nimport os, time\n'
+                     f'while os.path.exists("{hold}"):\n    time.sleep(0.05)\n'
+                     'def add(a, b):\n    return a + b\nEOF\n')
+    agent.chmod(0o755)
+    argv = [*SB, "run", "--model", f"cmd:{agent}", "--results", str(out), "--jobs", "1", "--isolation", "none"]
+    proc = subprocess.Popen(argv, env=many_tasks_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline, kept = time.monotonic() + 120, {}
+    while time.monotonic() < deadline and len(kept) < 2:
+        docs = list(_readable(out))
+        kept = docs[0].get("received", {}) if docs else {}
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the sweep and the grading it started
+    proc.wait()
+    assert len(kept) >= 2, "the answers were not kept before their gradings finished"
+    killed = results_of(out)[0]
+    assert not killed["complete"] and killed["tasks"] == []  # nothing graded yet: every answer held
+    hold.unlink()
+    again = subprocess.run([*argv, "--resume"], env=many_tasks_env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    (final,) = results_of(out)
+    assert final["complete"] and "received" not in final
+    assert [(e["slug"], e["status"]) for e in final["tasks"]] == [(slug, "passed") for slug in SLUGS]
+    asked = calls.read_text().split()
+    assert sorted(asked) == SLUGS, asked  # every task asked exactly once, across both processes

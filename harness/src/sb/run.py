@@ -1,9 +1,10 @@
 """`sb run`: models attempt every task once, every answer graded, the results written.
 
-Each finished task is written into its draw's results file the moment it is graded
-(atomic replace), so a sweep killed at any point loses nothing that finished; `--resume`
-finds that file by the sweep's key (the same command line) and solves only what is left,
-whichever executor graded the first part.
+Each model answer is written into its draw's results file the moment it arrives, and each
+task again the moment it is graded (atomic replace), so a sweep killed at any point loses
+no answer that was paid for; `--resume` finds that file by the sweep's key (the same
+command line), grades the answers kept ungraded, and solves only what is left, whichever
+executor graded the first part.
 
 Several models (one Sweep each) and all their draws are scheduled together: model calls
 run on this machine, each model with its own concurrency limit (rate limits are per key);
@@ -25,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sb import results
+from sb.answers import from_record, to_record
 from sb.errors import SbError
 from sb.executors.base import outcome_of, resolved
 from sb.grading import write_files
@@ -171,6 +173,7 @@ class _Draw:
     state: _SweepState
     keep_dir: Path | None
     started: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)  # the results file: answers and entries
 
     @property
     def finished(self) -> bool:
@@ -250,8 +253,19 @@ class _Schedule:
     def _solve(self, draw: _Draw, task: Task, reference):
         if not reference.ok:
             return reference.failure, None, None
+        kept = draw.doc.get("received", {}).get(task.slug)
+        if kept is not None:  # answered before the sweep was stopped: graded, never asked again
+            return self._grade(draw, task, reference, from_record(kept))
         solved = draw.state.pool.submit(_solve, task, draw)
-        return then(solved, lambda answer: self._grade(draw, task, reference, answer))
+        return then(solved, lambda answer: self._grade(draw, task, reference, self._keep(draw, task, answer)))
+
+    def _keep(self, draw: _Draw, task: Task, answer):
+        """Write the answer into the results file before it is graded (sb.answers)."""
+        if answer is not None:
+            with draw.lock:
+                draw.doc.setdefault("received", {})[task.slug] = to_record(*answer)
+                results.write_atomic(draw.path, results.summarise(draw.doc))
+        return answer
 
     def _grade(self, draw: _Draw, task: Task, reference, answer):
         if answer is None:
@@ -269,9 +283,11 @@ class _Schedule:
     def _persist(self, draw: _Draw, task: Task, graded: tuple) -> None:
         outcome, attempt, node = graded
         entry = {**task_entry(task, (outcome, attempt)), "executor": self.executor.name, "node": node}
-        draw.doc["tasks"].append(entry)
-        draw.doc["wall_clock_s"] = round(time.monotonic() - draw.started, 3)
-        results.write_atomic(draw.path, results.summarise(draw.doc))
+        with draw.lock:
+            draw.doc["tasks"].append(entry)
+            draw.doc.get("received", {}).pop(task.slug, None)
+            draw.doc["wall_clock_s"] = round(time.monotonic() - draw.started, 3)
+            results.write_atomic(draw.path, results.summarise(draw.doc))
         if self.on_task:
             self.on_task(entry, draw.doc, len(draw.sweep.tasks))
 
@@ -280,6 +296,7 @@ class _Schedule:
             return
         order = {t.slug: i for i, t in enumerate(draw.sweep.tasks)}
         draw.doc["tasks"].sort(key=lambda e: order.get(e["slug"], len(order)))
+        draw.doc.pop("received", None)
         draw.doc["complete"] = True
         results.write_atomic(draw.path, results.summarise(draw.doc))
 
