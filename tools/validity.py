@@ -59,6 +59,8 @@ def collect(slugs: list, jobs: str, saved: str | None) -> dict:
         row["hand"]["total"] += 1
         row["hand"]["caught"] += check["actual"] == "caught"
         row["hand"]["unchecked"] += check["actual"] == "unchecked"
+    for validation in _sb_json("validate", "--tier", "all", *slugs):
+        rows.setdefault(validation["slug"], {})["worker_observed"] = len(validation.get("worker_observed", []))
     for report in generated:
         rows.setdefault(report["slug"], {})["generated"] = {
             k: report[k] for k in ("total", "killed", "equivalent", "survived", "unchecked", "survivors", "wall_s")}
@@ -78,10 +80,13 @@ def render(data: dict) -> str:
              "`mutants/`; generated mutants are cosmic-ray's operators applied to the reference",
              "(`sb mutants --generate`), each killed by a hidden test or listed in the task's",
              "`equivalent_mutants.yaml` with a reason. UNCHECKED: no device here (the Metal tasks).",
-             "Trusted: the contract's clauses a pass does not prove (contract.yaml `trusted`: observed",
-             "only in the solution's process; docs/sandbox.md).", "",
+             "Worker-observed: the contract's clauses resting on a test that used a probe in the",
+             "reference's grading (derived by the judge, `sb validate --json`'s `worker_observed`): a",
+             "solution aimed at the probe could forge what those tests saw (docs/sandbox.md). Trusted:",
+             "the clauses whose contract.yaml says, in the author's words, how (`trusted: why`).", "",
              "| task | version | hand mutants caught | generated killed / non-equivalent | equivalent | "
-             "generated total | contract clauses | trusted | test functions |", "|---|---|---|---|---|---|---|---|---|"]
+             "generated total | contract clauses | worker-observed | trusted | test functions |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     totals = {"killed": 0, "live": 0}
     for slug, row in sorted(data["rows"].items()):
         hand, gen = row.get("hand") or {}, row.get("generated") or {}
@@ -92,7 +97,8 @@ def render(data: dict) -> str:
         gen_text = "UNCHECKED" if gen.get("unchecked") and not gen.get("killed") else \
             (f"{gen.get('killed', 0)}/{live} ({100 * gen.get('killed', 0) / live:.0f}%)" if live else "none generated")
         lines.append(f"| {slug} | {row.get('version', '?')} | {hand_text} | {gen_text} | {gen.get('equivalent', 0)} | "
-                     f"{gen.get('total', 0)} | {row.get('clauses', 0)} | {row.get('trusted', 0)} | "
+                     f"{gen.get('total', 0)} | {row.get('clauses', 0)} | {row.get('worker_observed', '?')} | "
+                     f"{row.get('trusted', 0)} | "
                      f"{row.get('test_functions', 0)} |")
     rate = f"{100 * totals['killed'] / totals['live']:.1f}%" if totals["live"] else "n/a"
     lines += ["", f"These tasks: {totals['killed']}/{totals['live']} non-equivalent generated mutants killed ({rate}); "

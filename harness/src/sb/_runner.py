@@ -36,10 +36,21 @@ class Channel:
 
 
 class Recorder:
-    def __init__(self, channel):
-        self.channel = channel
+    """Every test phase and collection error, each with how many probe uses it made: what a
+    test learnt from a probe was observed in the solution's process (sb.judge.probe)."""
+
+    def __init__(self, channel, observations):
+        self.channel, self.observations, self.seen = channel, observations, 0
+
+    def _probed(self):
+        now = self.observations()
+        delta, self.seen = now - self.seen, now
+        return delta
 
     def pytest_collectreport(self, report):
+        probed = self._probed()  # used while its module was imported: every test of it rests on it
+        if probed:
+            self.channel.emit(event="collect_probed", nodeid=report.nodeid, probed=probed)
         if report.failed:
             self.channel.emit(event="collect_error", nodeid=report.nodeid, message=_tail(report.longreprtext))
 
@@ -52,7 +63,7 @@ class Recorder:
             outcome = "skipped" if excinfo.errisinstance(pytest.skip.Exception) else "failed"
             exc, message = excinfo.typename, _short(excinfo.exconly())
         self.channel.emit(event="test", nodeid=item.nodeid, when=call.when, outcome=outcome, exc=exc,
-                          message=message)
+                          message=message, probed=self._probed())
 
 
 def _short(text, limit=MESSAGE_LIMIT):
@@ -83,7 +94,7 @@ def main(argv):
             # whole failing grading, for an output tail nobody parses. Native ones are cheap.
             "--tb=native"]
     try:
-        status = int(pytest.main(args, plugins=[Recorder(channel)]))
+        status = int(pytest.main(args, plugins=[Recorder(channel, judge.worker_observations)]))
     except BaseException as exc:  # a bug in a hidden test's module-level code, say
         channel.emit(event="collect_error", nodeid="", message=f"pytest.main failed: {type(exc).__name__}: {exc}")
         status = 3

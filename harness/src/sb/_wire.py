@@ -32,6 +32,12 @@ MAX_BUFFERS = 100_000
 MAX_DEPTH = 64
 MAX_TEXT = 4000
 MAX_CONVERSATIONS = 1024  # threads one side may open on the other (a task drives 50 at once)
+# What loading a probe needs, bound when this module is imported: in the worker that is
+# before the solution is, so a solution that rebinds builtins.exec or builtins.compile (or
+# types.ModuleType) at import cannot take over how a probe is loaded. What a probe observes
+# is still the solution's word (it runs in its process); sb validate counts those rules.
+_exec, _compile, _ModuleType = builtins.exec, builtins.compile, type(sys)
+
 _HEAD = struct.Struct(">II")
 _LEN = struct.Struct(">Q")
 _DTYPE_KINDS = "biufcSUM m?"  # no object, void or structured dtypes ever cross
@@ -825,11 +831,10 @@ class Peer:
 
     def _load_probe(self, name, source):
         """Trusted code the judge ships in: it exercises the solution here and returns data."""
-        import types
-        module = types.ModuleType(f"sb_probe_{name}")
+        module = _ModuleType(f"sb_probe_{name}")
         module.__file__ = f"<probe {name}>"
         sys.modules[module.__name__] = module
-        exec(compile(source, module.__file__, "exec"), module.__dict__)
+        _exec(_compile(source, module.__file__, "exec"), module.__dict__)
         return module
 
 

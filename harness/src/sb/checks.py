@@ -22,11 +22,27 @@ class Validation:
     reference: Outcome | None = None
     starter: Outcome | None = None
     trusted: tuple = ()  # the contract's clauses a pass does not prove (contract.yaml `trusted`)
+    worker_observed: tuple = ()  # (clause, its tests that used a probe), derived from the reference's run
 
     def to_dict(self) -> dict:
         return {"slug": self.slug, "verdict": self.verdict, "reason": self.reason,
                 "reference": _brief(self.reference), "starter": _brief(self.starter),
-                "trusted": [{"clause": c.clause, "why": c.trusted} for c in self.trusted]}
+                "trusted": [{"clause": c.clause, "why": c.trusted} for c in self.trusted],
+                "worker_observed": [{"clause": clause, "tests": list(tests)} for clause, tests in self.worker_observed]}
+
+
+def worker_observed(task, probed_tests: list) -> tuple:
+    """The contract's clauses that rest, at least in part, on an observation made in the
+    solution's process: each clause with those of its tests that used a probe in the
+    reference's grading. Derived from what the tests did, never declared by hand; a
+    solution aimed at the probe could forge what these tests saw."""
+    probed = set(probed_tests)
+    found = []
+    for clause in task.contract:
+        tests = sorted(t for t in probed if t in clause.tests or t.split("[", 1)[0] in clause.tests)
+        if tests:
+            found.append((clause.clause, tuple(tests)))
+    return tuple(found)
 
 
 def _brief(outcome: Outcome | None):
@@ -78,8 +94,9 @@ def _validation_of(task, result: dict, leaderboard) -> Validation:
         return Validation(task.slug, "broken", f"not checked: {result.get('not_graded')}")
     data = result["validation"]
     reference, starter = (outcome_from_data(data[k]) if data[k] else None for k in ("reference", "starter"))
+    observed = worker_observed(task, reference.probed_tests) if reference is not None else ()
     found = Validation(task.slug, data["verdict"], data["reason"], reference, starter,
-                       tuple(c for c in task.contract if c.trusted))
+                       tuple(c for c in task.contract if c.trusted), observed)
     if reference is not None and reference.passed:
         record_reference(task, reference)  # the driver's cache too, when a worker elsewhere graded it
     problem = version_problem(task, leaderboard) if found.verdict == "ok" else ""

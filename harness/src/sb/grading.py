@@ -56,6 +56,7 @@ class Record:
     tampered: list = field(default_factory=list)
     collect_errors: list = field(default_factory=list)
     phases: dict = field(default_factory=dict)  # nodeid -> {when: (outcome, exc, message)}
+    probed: set = field(default_factory=set)    # tests, and collected modules, that used a probe
 
     def add(self, event: dict) -> None:
         kind = event.get("event")
@@ -69,6 +70,10 @@ class Record:
             self.collect_errors.append(f"{event.get('nodeid')}: {event.get('message')}")
         elif kind == "test":
             self._add_phase(event)
+            if event.get("probed"):
+                self.probed.add(event["nodeid"])
+        elif kind == "collect_probed":
+            self.probed.add(str(event.get("nodeid") or ""))
         elif kind == "end":
             if self.ended:
                 self.tampered.append("two end records")
@@ -84,6 +89,12 @@ class Record:
     def test_outcomes(self) -> dict:
         """nodeid -> passed | failed | skipped, from the phases of each test."""
         return {nodeid: _test_outcome(phases) for nodeid, phases in self.phases.items()}
+
+    def probed_tests(self) -> list:
+        """The tests that learnt something from a probe, theirs or their module's at import."""
+        modules = {m for m in self.probed if "::" not in m}
+        return sorted(nodeid for nodeid in self.phases if nodeid in self.probed or "" in modules
+                      or nodeid.split("::", 1)[0] in modules)
 
 
 def _test_outcome(phases: dict) -> str:
@@ -385,7 +396,7 @@ def decide(task: Task, record: Record, completed, expected: list | None, sandbox
     """The verdict, from the record alone (the exit status is only cross-checked)."""
     outcomes = record.test_outcomes()
     base = dict(slug=task.slug, duration_s=round(completed.duration_s, 3), counts=_counts(outcomes, expected),
-                test_ids=sorted(outcomes))
+                test_ids=sorted(outcomes), probed_tests=record.probed_tests())
     holders = _device_holders(task, completed)
     if holders:
         return Outcome(status=Status.DEVICE_STALL, detail=f"blocked at the {task.meta.time_limit_s}s limit, using "

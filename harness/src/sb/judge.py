@@ -32,9 +32,9 @@ WorkerGone = _wire.WorkerGone
 Remote = _wire.Remote
 
 __all__ = ["Remote", "RemoteError", "WorkerGone", "is_remote", "probe", "reload_solution",
-           "solution_module", "solution_source"]
+           "solution_module", "solution_source", "worker_observations"]
 
-_state = {"peer": None, "modules": (), "solution_dir": "", "tests_dir": "", "probes": {}}
+_state = {"peer": None, "modules": (), "solution_dir": "", "tests_dir": "", "probes": {}, "observations": 0}
 
 
 def connect(fd, modules, solution_dir, tests_dir, on_violation):
@@ -109,10 +109,26 @@ class ProbeModule:
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
+        _observed()
         value = getattr(self._remote, name)
         if not isinstance(value, Remote) or not object.__getattribute__(value, "_sb_callable"):
             return _opaque(value)
-        return lambda *args, **kwargs: _opaque(value(*args, **kwargs))
+
+        def call(*args, **kwargs):
+            _observed()
+            return _opaque(value(*args, **kwargs))
+        return call
+
+
+def _observed():
+    """Count one use of a probe: whatever comes back was observed in the solution's process."""
+    _state["observations"] += 1
+
+
+def worker_observations():
+    """How many times tests have used a probe so far (the judge's runner attributes them to
+    the test, or the collected module, that used them: sb validate's worker-observed list)."""
+    return _state["observations"]
 
 
 def _opaque(value, depth=0):

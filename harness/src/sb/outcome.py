@@ -47,6 +47,7 @@ class Outcome:
     isolation: str = ""
     test_ids: list = field(default_factory=list)
     dropped_files: list = field(default_factory=list)
+    probed_tests: list = field(default_factory=list)  # tests that used a probe: observed in the worker
 
     @property
     def passed(self) -> bool:
@@ -68,6 +69,7 @@ class Outcome:
         data["status"] = self.status.value
         data["passed"] = self.passed
         data.pop("test_ids")
+        data.pop("probed_tests")
         return data
 
     def summary(self) -> str:

@@ -180,8 +180,9 @@ def print_validations(validations: list) -> None:
     table = _table("task", "reference", "starter", "verdict")
     for v in validations:
         label = VERDICT_LABEL[v.verdict] + (f": {one_line(v.reason)}" if v.reason else "")
-        if v.verdict == "ok" and v.trusted:  # said, so that a pass is never read as more than it proves
-            label += f" ({len(v.trusted)} {'rule' if len(v.trusted) == 1 else 'rules'} trusted, not proven: contract.yaml)"
+        if v.verdict == "ok" and v.worker_observed:  # said, so that a pass is never read as more than it proves
+            n = len(v.worker_observed)
+            label += f" ({n} {'rule rests' if n == 1 else 'rules rest'} on observations made in the worker: --json)"
         table.add_row(v.slug, _counts(v.reference), _counts(v.starter), label)
     print_table(table)
     tally = {k: sum(1 for v in validations if v.verdict == k) for k in VERDICT_LABEL}
