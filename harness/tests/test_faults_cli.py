@@ -295,3 +295,33 @@ def test_interrupting_a_grading_leaves_nothing(fixture_env, task_copy, tmp_path,
     assert elapsed < 5
     assert _alive_with(str(scratch)) == []
     assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["report", "--html", "/proc/no-such-folder/site"], "--html /proc/no-such-folder/site: cannot write there"),
+    (["export", "fixture_add", "OUT", "--mutant", "nope"], "its mutants: ignores_negatives, off_by_one"),
+    (["run", "--model", "reference", "--tasks", "fixture_add", "--resume"], "nothing to resume"),
+    (["run", "--model", "reference", "--tasks", "fixture_add", "--base-url", "http://127.0.0.1:1"],
+     "--base-url is not used by the reference adapter"),
+])
+def test_first_hour_mistakes_are_one_line_and_exit_2(fixture_env, tmp_path, args, message):
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
+    one_line_error(sb(*args, env=fixture_env, cwd=tmp_path), 2, message)
+
+
+def test_resume_says_what_it_resumes(fixture_env, tmp_path):
+    args = ["run", "--model", "reference", "--tasks", "fixture_add"]
+    assert sb(*args, env=fixture_env, cwd=tmp_path).returncode == 0
+    path = _first_results(tmp_path / "results")
+    doc = json.loads(path.read_text())
+    doc["complete"], doc["tasks"] = False, []
+    path.write_text(json.dumps(doc))
+    done = sb(*args, "--resume", env=fixture_env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"sb: resuming sweep {doc['group_id']} (reference:" in done.stderr and "0 task(s) graded" in done.stderr
+
+
+def test_new_takes_json(tmp_path):
+    done = sb("new", "json_demo", "--dir", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"slug": "json_demo", "path": str(tmp_path / "json_demo")}

@@ -250,12 +250,17 @@ def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, 
     options = ModelOptions(base_url=base_url, settings={k: v for k, v in knobs.items() if v is not None})
     options.timeout_s = timeout_s or options.timeout_s
     for adapter, model_id, _ in chosen:
+        if base_url and not adapter.uses_base_url:
+            raise SbError(f"--base-url is not used by the {adapter.name} adapter ({adapter.name}:{model_id} calls "
+                          "no server); drop it, or name a model served there (openai-compatible:MODEL)")
         adapter.preflight(model_id, options)
     sweeps = [Sweep(tasks, adapter, model_id, sandbox, options, results_dir, reporting.keep_dir,
                     set_name or ("custom" if slugs else "all"), jobs=jobs or default_jobs(), concurrency=limit,
                     draws=repeat) for adapter, model_id, limit in chosen]
     from sb.report import terminal
     progress = None if as_json else terminal.progress_printer()
+    if resume:
+        _say_what_resumes(sweeps)
     with _started_executor(executor_name, address, jobs, tasks, sandbox) as executor:
         runs = run_sweeps(sweeps, on_task=reporting.watch(progress, tasks), resume=resume, executor=executor)
     if as_json:
@@ -272,6 +277,23 @@ def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, 
     if nothing:
         terminal.print_error(nothing)
     sys.exit(1 if harness_failed or nothing else 0)
+
+
+def _say_what_resumes(sweeps: list) -> None:
+    """--resume names the unfinished sweep it continues, or refuses: starting afresh silently
+    would ask the model again for every task a user thinks is done."""
+    from sb.report.terminal import print_note
+    from sb.run import find_unfinished
+    for sweep in sweeps:
+        unfinished = find_unfinished(sweep)
+        if not unfinished:
+            raise SbError(f"--resume: nothing to resume for {sweep.adapter.name}:{sweep.model} in {sweep.results_dir} "
+                          "(no unfinished sweep of this command line); run without --resume to start one")
+        done = sum(len(d["tasks"]) for d in unfinished)
+        kept = sum(len(d.get("received", {})) for d in unfinished)
+        print_note(f"resuming sweep {unfinished[0]['group_id']} ({sweep.adapter.name}:{sweep.model}): "
+                   f"{done} task(s) graded, {kept} answer(s) kept to grade, "
+                   f"{len(unfinished)} unfinished draw(s)")
 
 
 def _chosen_models(models: tuple, limits: tuple) -> list:
@@ -340,6 +362,9 @@ def export(slug, dest, reference, mutant, as_json):
     if reference and mutant:
         raise SbError("choose one of --reference and --mutant")
     from sb.inputs import writable_dir
+    if mutant and mutant not in {m.name for m in task.mutants}:
+        names = ", ".join(m.name for m in task.mutants) or "none"
+        raise SbError(f"{slug} has no mutant {mutant!r}; its mutants: {names}")
     files = task.reference_files if reference else (
         task.mutant_solution(task.mutant(mutant)) if mutant else task.starter_files)
     chosen = {k: v for k, v in files.items() if k in task.starter_files}
@@ -466,7 +491,9 @@ def _report_failures(results_dir, model, slug, **_):
 
 
 def _report_html(leaderboard_dir, html_dir, **_):
+    from sb.inputs import writable_dir
     from sb.report.html import build_site
+    writable_dir(html_dir, "--html")
     return {"site": str(html_dir), **build_site(leaderboard_dir, html_dir)}
 
 
@@ -529,12 +556,15 @@ def publish(results_file, leaderboard_dir, allow_endpoint, as_json):
 @click.argument("slug")
 @click.option("--dir", "parent", type=click.Path(file_okay=False, path_type=Path), default=Path("tasks"),
               show_default=True, help="where to create the package folder")
-def new_task(slug, parent):
+@click.option("--json", "as_json", is_flag=True)
+def new_task(slug, parent, as_json):
     """Create a task package SLUG that validates out of the box (docs/writing-a-task.md)."""
     from sb.inputs import writable_dir
     from sb.scaffold import create
     writable_dir(parent, "--dir")
     dest = create(slug, parent)
+    if as_json:
+        return _emit_json({"slug": slug, "path": str(dest)})
     click.echo(f"created {dest}: pip install -e {dest} && sb validate {slug}")
 
 

@@ -70,6 +70,7 @@ class ModelAdapter(ABC):
     trusted: ClassVar[bool] = False     # its output is the task's own code (the controls): may skip isolation
     leaves_starter: ClassVar[bool] = False  # it writes nothing, tool_loop tasks included (the starter control)
     supports_tool_loops: ClassVar[bool] = False  # `tool_session` works
+    uses_base_url: ClassVar[bool] = False  # it calls a server, so --base-url means something to it
 
     def claims(self, model: str) -> bool:
         return model == self.name

@@ -445,6 +445,7 @@ class SdkAdapter(ModelAdapter):
     provider: ClassVar[str] = ""             # the price table's key
     supported_settings: ClassVar[tuple] = BASE_SETTINGS
     default_stream: ClassVar[bool] = False
+    uses_base_url: ClassVar[bool] = True
 
     def __init__(self, max_retries: int = MAX_TRANSPORT_RETRIES, stream: bool | None = None,
                  retry_after_cap_s: float = RETRY_AFTER_CAP_S):

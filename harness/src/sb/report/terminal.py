@@ -101,6 +101,10 @@ def print_error(message: str) -> None:
     print(f"sb: error: {visible(message)}", file=sys.stderr)
 
 
+def print_note(message: str) -> None:
+    print(f"sb: {visible(message)}", file=sys.stderr)
+
+
 def print_warning(message: str) -> None:
     print(f"sb: warning: {visible(message)}", file=sys.stderr)
 
