@@ -93,10 +93,11 @@ def test_every_built_in_plugin_has_a_doc_section(pm):
 def test_the_validity_page_renders_every_figure_and_what_was_not_run():
     tool = load_tool("validity")
     data = {"wall_s": 12.5, "not_run": ["b_task"], "rows": {"a_task": {
-        "version": 3, "clauses": 9, "trusted": 2, "test_functions": 14, "hand": {"caught": 5, "total": 5, "unchecked": 0},
+        "version": 3, "clauses": 9, "worker_observed": 3, "trusted": 2, "test_functions": 14,
+        "hand": {"caught": 5, "total": 5, "unchecked": 0},
         "generated": {"total": 12, "killed": 9, "equivalent": 2, "survived": 1, "unchecked": 0}}}}
     page = tool.render(data)
-    assert "| a_task | 3 | 5/5 | 9/10 (90%) | 2 | 12 | 9 | 2 | 14 |" in page
+    assert "| a_task | 3 | 5/5 | 9/10 (90%) | 2 | 12 | 9 | 3 | 2 | 14 |" in page
     assert "9/10 non-equivalent generated mutants killed (90.0%)" in page and "took 12.5 s" in page
     assert "Not in these runs: b_task" in page
 
