@@ -150,3 +150,12 @@ def test_a_run_that_cannot_work_stops_before_any_task(args, culprit):
     env = {k: v for k, v in sb_env().items() if not k.endswith("API_KEY")}
     done = sb(*args, env=env)
     assert done.returncode == 2 and culprit in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_export_with_the_prompt_writes_what_a_solver_sees(fixture_env, tmp_path):
+    dest = tmp_path / "by_hand"
+    done = sb("export", "fixture_add", str(dest), "--prompt", "--json", env=fixture_env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["files"] == ["adder.py", "prompt.md"]
+    from conftest import FIXTURE_TASK_DIR
+    assert (dest / "prompt.md").read_text() == (FIXTURE_TASK_DIR / "prompt.md").read_text()

@@ -354,8 +354,10 @@ def grade(slug, directory, isolation, as_json):
 @click.argument("dest", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--reference", is_flag=True, help="export the reference instead of the starter")
 @click.option("--mutant", default=None, help="export this mutant as a solver would leave it")
+@click.option("--prompt", "with_prompt", is_flag=True,
+              help="also write prompt.md, what a solver is shown (sb grade drops it: it is not a declared file)")
 @click.option("--json", "as_json", is_flag=True)
-def export(slug, dest, reference, mutant, as_json):
+def export(slug, dest, reference, mutant, with_prompt, as_json):
     """Write the starter (default), the reference or a mutant into DEST."""
     from sb.grading import write_files
     task = _tasks([slug])[0]
@@ -368,6 +370,10 @@ def export(slug, dest, reference, mutant, as_json):
     files = task.reference_files if reference else (
         task.mutant_solution(task.mutant(mutant)) if mutant else task.starter_files)
     chosen = {k: v for k, v in files.items() if k in task.starter_files}
+    if with_prompt:
+        if "prompt.md" in chosen:
+            raise SbError(f"{slug} declares a file named prompt.md: --prompt would overwrite it")
+        chosen["prompt.md"] = task.prompt.encode("utf-8")
     writable_dir(dest, "DEST")
     write_files(dest, chosen)
     if as_json:
