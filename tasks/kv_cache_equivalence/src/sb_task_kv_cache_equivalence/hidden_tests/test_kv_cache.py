@@ -293,6 +293,38 @@ def test_continues_from_a_long_cache_built_by_the_caller():
     assert torch.equal(seen["given"]["k"], cache_k) and torch.equal(seen["given"]["v"], cache_v)
 
 
+# "no maximum sequence length" and "the layer must work in float32 and float64", together:
+# a caller-built cache of 70000 tokens (past 65536, a common size for a position table) in
+# both dtypes, so the chunk's queries and keys are rotated at positions near 70000, where
+# an angle formed in float32 is off by ~1e-3 rad.
+LONG_PAST = 70000
+# float64: as in test_continues_from_a_long_cache_built_by_the_caller. float32: the cache
+# and inputs are float32 values (exact in float64 for the oracle); the layer's own float32
+# rounding through projections, cos/sin rounded to float32 and a softmax over 70005 keys
+# measures 5e-6 on these O(1) outputs and 6e-7 on the keys; 5e-5 is 10x that, while
+# float32 angles move the keys by ~8e-4 and the outputs by ~1e-4.
+LONG_TOL = {"float64": F64, "float32": dict(rtol=0, atol=5e-5)}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_continues_past_65536_positions_in_both_dtypes(dtype):
+    torch_dtype = getattr(torch, dtype)
+    layer, weights = make_layer(41, torch_dtype)
+    gen = torch.Generator().manual_seed(42)
+    cache_k = (1.5 * torch.randn(1, N_HEADS, LONG_PAST, HEAD_DIM, generator=gen)).to(torch_dtype)
+    cache_v = torch.randn(1, N_HEADS, LONG_PAST, HEAD_DIM, generator=gen).to(torch_dtype)
+    x = make_input(43, length=3, batch=1, dtype=torch_dtype)
+    seen = kv().continue_given(layer, cache_k, cache_v, x)
+    assert seen["out"].dtype == torch_dtype and seen["k"].dtype == torch_dtype
+    assert seen["k"].shape == (1, N_HEADS, LONG_PAST + 3, HEAD_DIM)
+    expected_out, expected_k, expected_v = _naive.continue_from(
+        weights, np64(cache_k), np64(cache_v), np64(x), N_HEADS)
+    assert_close(seen["out"], expected_out, **LONG_TOL[dtype])
+    assert_close(seen["k"][:, :, LONG_PAST:], expected_k[:, :, LONG_PAST:], **LONG_TOL[dtype])
+    assert_close(seen["v"][:, :, LONG_PAST:], expected_v[:, :, LONG_PAST:], **LONG_TOL[dtype])
+    assert torch.equal(seen["k"][:, :, :LONG_PAST], cache_k) and torch.equal(seen["v"][:, :, :LONG_PAST], cache_v)
+
+
 # ---------------------------------------------------------------- the given cache is never modified
 
 

@@ -452,6 +452,21 @@ def test_the_full_score_matrix_is_never_built():
     assert peak < n * n * 8 / 4, f"attention() peaked at {peak} bytes: a full score matrix?"
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_no_full_score_matrix_when_one_tile_spans_every_query(causal):
+    # "never built" whatever the block sizes: with block_q >= n_q the single query tile is
+    # every query, so scoring the tile against all keys at once is the full matrix. 512 x 4096
+    # float64 scores take 16.8 MB; the work of one 512 x 64 pair at a time peaks near 0.95 MB
+    # of traced memory in the reference. A quarter of the full matrix (4.2 MB) is a 4x margin
+    # over that, and any full (or tile x all keys) score matrix is 4x over the bound.
+    # Under causal, q_offset = n_k - n_q puts every key in the tile's past (no block skipped).
+    n_q, n_k = 512, 4096
+    q, k, v = make_qkv(37, n_q, n_k)
+    kwargs = dict(block_q=512, block_k=64, causal=causal, q_offset=n_k - n_q)
+    peak = PROBE.peak_memory(q, k, v, kwargs)
+    assert peak < n_q * n_k * 8 / 4, f"attention() peaked at {peak} bytes: a full score matrix?"
+
+
 # ---------------------------------------------------------------- no modification, no aliasing
 
 

@@ -339,6 +339,30 @@ def test_dequantize_is_q_minus_zero_point_times_scale():
     np.testing.assert_array_equal(out, expected)
 
 
+@pytest.mark.parametrize("qdtype", ["uint8", "int8", "int16", "uint16", "int32"])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_dequantize_is_exact_for_levels_stored_in_any_integer_type(qdtype, axis):
+    # "(q - zero_point) * scale as float64" whatever integer type holds the levels (8-bit
+    # storage is the usual one): q - zero_point spans up to twice the type's range, so it
+    # must not be formed in q's own type. The parameters are the types choose_qparams returns.
+    info = np.iinfo(qdtype)
+    lo, hi = max(int(info.min), -2**15), min(int(info.max), 2**16 - 1)
+    q = np.array([[lo, hi, 0, 3], [hi, lo + 1, 1, hi - 2], [lo, 2, hi, 5]], dtype=qdtype)
+    mid = (lo + hi + 1) // 2
+    if axis is None:
+        scale, zero_point = np.array(0.37), np.array(mid, dtype=np.int64)
+        params = [(0.37, mid)] * 4
+    else:
+        scale = np.array([0.37, 1.5, 0.01, 2.0])
+        zero_point = np.array([mid, lo, hi, 0], dtype=np.int64)
+        params = list(zip(scale.tolist(), zero_point.tolist()))
+    out = dequantize(q, scale, zero_point, axis=axis)
+    expected = np.array([[(int(q[r, c]) - params[c][1]) * params[c][0] for c in range(4)] for r in range(3)])
+    assert isinstance(out, np.ndarray) and out.dtype == np.float64
+    # one subtraction of integers (exact) and one float64 product, as the oracle does
+    np.testing.assert_array_equal(out, expected)
+
+
 # ---------------------------------------------------------------- per-channel axes and shapes
 
 @pytest.mark.parametrize("shape,axis", [((3, 4, 2), -1), ((3, 4, 2), -3), ((3, 4, 2), 2), ((2, 5), -2)])

@@ -324,3 +324,41 @@ def test_float32_log_softmax_stays_exact_below_its_underflow_floor():
     out = log_softmax(x)
     assert out.dtype == np.float32 and np.isfinite(out).all()
     np.testing.assert_allclose(out, _oracle.log_softmax(x, -1), rtol=RTOL32, atol=ATOL32)
+
+
+# ---------------------------------------------------------------- a few ulps in every dtype
+
+# "accurate to a few units in the last place of the input's dtype", for logits however large:
+# each floating dtype at a large positive, a large negative and a unit offset. Errors are
+# counted in ulps of the input's dtype: of the probability itself for softmax, and of
+# max(|value|, 1) for the log-domain results (their error is absolute near zero: log(total)
+# for total ~ 1 is off by ~eps whatever the size of the result). A stable evaluation stays
+# within 8 ulps for softmax (a rounded exp of a shift up to ~10, a sum and a division) and 2
+# for logsumexp/log_softmax over 20 seeds; 16 and 4 leave a factor of two. Exponentiating
+# x - logsumexp(x) rounds that difference at the scale of the logits: ~500 ulps of each
+# probability at 1000 in float64, ~60 at 100 in float32.
+ULP_CASES = [("float64", 1000.0), ("float64", -3000.0), ("float64", 0.0),
+             ("float32", 100.0), ("float32", -300.0), ("float32", 0.0),
+             ("float16", 10.0), ("float16", -20.0), ("float16", 0.0)]
+ULP_LIMIT = {"softmax": 16.0, "logsumexp": 4.0, "log_softmax": 4.0}
+
+
+def _ulp_error(name, actual, expected, dtype):
+    actual = np.asarray(actual).astype(np.float64)
+    finite = np.isfinite(expected)
+    magnitude = np.abs(expected) if name == "softmax" else np.maximum(np.abs(expected), 1.0)
+    unit = np.spacing(magnitude.astype(dtype)).astype(np.float64)
+    return float(np.max(np.abs(actual[finite] - expected[finite]) / unit[finite]))
+
+
+@pytest.mark.parametrize("dtype,offset", ULP_CASES, ids=[f"{d}-{o:g}" for d, o in ULP_CASES])
+def test_every_function_is_accurate_to_a_few_ulps_in_every_dtype(dtype, offset):
+    x = (offset + np.random.default_rng(60).normal(0.0, 2.0, size=(6, 7))).astype(dtype)
+    for fn, oracle_fn in FUNCTIONS:
+        name = oracle_fn.__name__  # the judge's own function, named as the solution's
+        out = np.asarray(fn(x, axis=-1))
+        assert out.dtype == np.dtype(dtype)
+        expected = oracle_fn(x, -1)
+        assert not np.isnan(out).any() and np.array_equal(np.isfinite(out), np.isfinite(expected))
+        err = _ulp_error(name, out, expected, dtype)
+        assert err <= ULP_LIMIT[name], f"{name}: {err:.1f} ulps of {dtype} at logits near {offset:g}"
