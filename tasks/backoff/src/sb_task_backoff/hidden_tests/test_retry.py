@@ -140,6 +140,23 @@ def test_many_attempts_do_not_overflow():
     assert seen["draws"] >= len(seen["sleeps"])
 
 
+def test_tens_of_thousands_of_attempts_still_work():
+    """"Any max_attempts, including many thousands": 20000 attempts, past any fixed
+    allowance (one frame per attempt under a raised recursion limit, a table of delays
+    of some fixed length), each delay the capped one."""
+    n = 20000
+    seen = P.run_always_failing_locally(n + 500, 0.0, 0.5, dict(
+        max_attempts=n, base_delay=0.25, max_delay=2.0, timeout=None))
+    assert seen["time_module_calls"] == {}
+    assert seen.get("type") == "RetriesExhausted" and seen["attempts"] == n, {
+        k: v for k, v in seen.items() if k != "sleeps"}
+    assert seen["calls"] == n and len(seen["sleeps"]) == n - 1
+    # u = 0.5 gives three quarters of the cap: caps 0.25, 0.5, 1.0, then 2.0 for every
+    # later delay.
+    caps = [min(2.0, 0.25 * 2.0 ** min(k, 60)) for k in range(n - 1)]
+    assert seen["sleeps"] == pytest.approx([0.75 * c for c in caps], rel=REL)
+
+
 def test_the_source_never_uses_the_time_module():
     """Read in the judge, never run: the worker-side watch in run() only sees the time
     module's attributes looked up while the call runs, so a function imported from it at

@@ -466,3 +466,122 @@ def test_mixed_operations_account_for_every_unit():
         for op, r in zip(ops, per):
             if op[0] == "snapshot":
                 assert sorted(r) == sorted(op[1])
+
+
+# ---------------------------------------------------------------- races held open
+
+
+# How the judge holds one store call of the held operation open while a competing
+# operation runs: first it waits up to HOLD_S for the competitor's first store call; once
+# that has come, it waits for the competitor to return (up to FINISH_S). Neither is a
+# tolerance and no assertion reads them. A right answer keeps the competitor out (it
+# waits on a lock and makes no store call until the held operation is done), so it costs
+# HOLD_S per held call. A wrong answer lets the competitor in: its first store call comes
+# after one call into the worker and one back (each a wire round trip, at worst tens of
+# milliseconds under load, so HOLD_S is ten times that), and the whole competitor then
+# runs before the held call is served: the race is opened by construction, not by chance.
+HOLD_S = 1.0
+FINISH_S = 10.0
+
+
+class HeldStore(DictStore):
+    """The store for races held open: before serving each store call made for the held
+    operation (the judge thread `held`), the store starts one competing operation on
+    another judge thread and waits as above. So a competitor the solution lets in runs,
+    whole, at every step of the held operation: before each of its reads and writes."""
+
+    def __init__(self, initial, compete):
+        super().__init__(initial)
+        self._compete = compete  # called on a fresh thread: one competing operation
+        self.held = None
+        self.competitors = []
+        self.competitor_results = []
+        self.errors = []
+
+    def _hold(self):
+        me = threading.current_thread()
+        entered = getattr(me, "sb_entered", None)
+        if entered is not None:
+            entered.set()  # a competitor's store call: it got in
+        if me is not self.held:
+            return
+        entered, done = threading.Event(), threading.Event()
+
+        def body():
+            try:
+                self.competitor_results.append(self._compete())
+            except Exception as exc:  # reported; the test fails on it
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+            finally:
+                done.set()
+
+        t = threading.Thread(target=body, daemon=True)
+        t.sb_entered = entered
+        self.competitors.append(t)
+        t.start()
+        if entered.wait(HOLD_S):
+            done.wait(FINISH_S)
+
+    def get(self, key):
+        self._hold()
+        return super().get(key)
+
+    def set(self, key, value):
+        self._hold()
+        super().set(key, value)
+
+
+def held_race(initial, held_op, competing_op):
+    """Run `held_op(c)` on one judge thread, with `competing_op(c)` run whole before each
+    of its store calls. Returns what the held operation returned, what each competitor
+    returned, and the store's final contents."""
+    box = {}
+    store = HeldStore(initial, lambda: competing_op(box["c"]))
+    c = box["c"] = Counters(store.handed)
+    answer = {}
+
+    def body():
+        try:
+            answer["value"] = held_op(c)
+        except Exception as exc:  # reported; the test fails on it
+            answer["error"] = f"{type(exc).__name__}: {exc}"
+
+    held = threading.Thread(target=body, daemon=True)
+    store.held = held
+    held.start()
+    assert watch([held], lambda: store.calls) == 0, "no store call for 10 s: deadlocked"
+    assert watch(list(store.competitors), lambda: store.calls) == 0, "no store call for 10 s: deadlocked"
+    assert "error" not in answer, answer["error"]
+    assert store.errors == [], store.errors
+    assert store.competitors, "the held operation made no store call"
+    return answer["value"], list(store.competitor_results), dict(store.data)
+
+
+def test_add_held_open_loses_no_concurrent_add():
+    """An add held before each of its store calls while another add runs whole."""
+    value, others, data = held_race({"k": 10}, lambda c: c.add("k", 1), lambda c: c.add("k", 100))
+    n = len(others)
+    assert data["k"] == 10 + 1 + 100 * n
+    # Each add returns the value right after its own addition: the held add's is one of
+    # the values the sequence of n + 1 additions passes through, and no two agree.
+    assert len({value, *others}) == n + 1
+    assert value in {10 + 1 + 100 * j for j in range(n + 1)}, (value, others)
+
+
+def test_take_held_open_loses_no_concurrent_add():
+    value, others, data = held_race({"k": 7}, lambda c: c.take("k"), lambda c: c.add("k", 1))
+    assert value + data["k"] == 7 + len(others), (value, others, data)
+
+
+def test_move_held_open_is_whole_to_a_snapshot():
+    value, snaps, data = held_race({"a": 50, "b": 50}, lambda c: c.move("a", "b", 5),
+                                   lambda c: c.snapshot(["b", "a"]))
+    assert data == {"a": 45, "b": 55}
+    assert [sum(s.values()) for s in snaps] == [100] * len(snaps), snaps
+
+
+def test_snapshot_held_open_sees_no_move_half_done():
+    value, _, data = held_race({"a": 50, "b": 50}, lambda c: c.snapshot(["a", "b"]),
+                               lambda c: c.move("a", "b", 5))
+    assert sorted(value) == ["a", "b"] and sum(value.values()) == 100, value
+    assert sum(data.values()) == 100

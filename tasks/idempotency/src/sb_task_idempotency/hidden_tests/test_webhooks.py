@@ -26,6 +26,7 @@ timing bound is the hang guard (60 s, for a deadlock), far above the few seconds
 tests take on a loaded machine.
 """
 import random
+import threading
 
 import pytest
 
@@ -449,3 +450,80 @@ def test_no_call_fails_while_a_slow_fulfilment_holds_the_database(db_path):
     handler = WebhookHandler(db_path, RecordingFulfil().handed)
     assert {p: handler.status(p) for p in ("pay_slow", "pay_other", "pay_shared")} == \
         {"pay_slow": "succeeded", "pay_other": "succeeded", "pay_shared": "succeeded"}
+
+
+# ---------------------------------------------------------------- races held open
+
+
+# How long the judge holds the first fulfil open while a competing delivery runs. Not a
+# tolerance and no assertion reads it: it bounds the wait for a competitor that a right
+# answer keeps out (it waits on the database write lock, or returns "duplicate" at once).
+# A wrong answer lets the competitor decide while the first delivery is still inside
+# fulfil, in a few milliseconds, and the hold ends as soon as it has returned, or, if it
+# waits for the lock, once it is past its checks: the race is opened by construction,
+# not by chance. A right answer costs HOLD_S per test.
+HOLD_S = 1.0
+
+
+class HeldFulfil(RecordingFulfil):
+    """Records like RecordingFulfil; its first call (on the first delivery's thread) starts
+    the competing delivery on another judge thread and returns only once that delivery
+    has returned, or after HOLD_S."""
+
+    def __init__(self, compete):
+        super().__init__()
+        self._compete = compete
+        self.competitor = None
+        self.answer = {}
+
+    def __call__(self, payment_id, amount):
+        super().__call__(payment_id, amount)
+        if self.competitor is not None:
+            return
+        done = threading.Event()
+
+        def body():
+            try:
+                self.answer["value"] = self._compete()
+            except Exception as exc:  # reported; the test fails on it
+                self.answer["error"] = f"{type(exc).__name__}: {exc}"
+            finally:
+                done.set()
+
+        self.competitor = threading.Thread(target=body, daemon=True)
+        self.competitor.start()
+        done.wait(HOLD_S)
+
+
+def held_delivery(db_path, first, competing, shared):
+    """Deliver `first`; while its fulfil is held open, deliver `competing` on another
+    thread (same handler, or another handler on the file). Returns both outcomes and
+    the judge's fulfil record."""
+    box = {}
+    fulfil = HeldFulfil(lambda: box["other"].handle(dict(competing)))
+    handler = WebhookHandler(db_path, fulfil.handed)
+    box["other"] = handler if shared else WebhookHandler(db_path, fulfil.handed)
+    outcome = handler.handle(dict(first))
+    assert fulfil.competitor is not None, "fulfil was not called"
+    fulfil.competitor.join(60)  # the hang guard: the competitor waits at most for a commit
+    assert not fulfil.competitor.is_alive(), "the competing delivery never returned: a deadlock"
+    assert "error" not in fulfil.answer, fulfil.answer["error"]
+    return outcome, fulfil.answer["value"], fulfil
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["one_shared_handler", "two_handlers"])
+def test_a_redelivery_during_fulfil_held_open_is_a_duplicate(db_path, shared):
+    evt = succeeded("evt_held", "pay_held", 5100, 1)
+    outcome, other, fulfil = held_delivery(db_path, evt, evt, shared)
+    assert fulfil.attempts == [("pay_held", 5100)], "the order was shipped twice"
+    assert (outcome, other) == ("processed", "duplicate")
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["one_shared_handler", "two_handlers"])
+def test_an_older_event_during_fulfil_held_open_is_stale(db_path, shared):
+    newer = succeeded("evt_new", "pay_order", 5200, 2)
+    older = refunded("evt_old", "pay_order", 5200, 1)
+    outcome, other, fulfil = held_delivery(db_path, newer, older, shared)
+    assert fulfil.attempts == [("pay_order", 5200)]
+    assert (outcome, other) == ("processed", "stale")
+    assert WebhookHandler(db_path, RecordingFulfil().handed).status("pay_order") == "succeeded"
