@@ -108,16 +108,20 @@ def test_a_contract_clause_may_say_why_a_pass_does_not_prove_it():
             _clause(bad, "pkg/contract.yaml: entry 1")
 
 
-def test_sb_validate_says_how_many_rules_a_pass_leaves_trusted(capsys):
+def test_sb_validate_says_how_many_rules_rest_on_observations_made_in_the_worker(capsys):
     from sb.checks import Validation
     from sb.report.terminal import print_validations
     from sb.task import Clause
     trusted = (Clause("never builds the full matrix", ("t.py::t",), "tracemalloc, in the worker"),)
-    print_validations([Validation("demo", "ok", trusted=trusted), Validation("plain", "ok")])
+    observed = (("never builds the full matrix", ("t.py::t",)), ("input not modified", ("t.py::u",)))
+    print_validations([Validation("demo", "ok", trusted=trusted, worker_observed=observed),
+                       Validation("plain", "ok", trusted=trusted)])
     out = capsys.readouterr().out
-    assert "ok (1 rule trusted, not proven: contract.yaml)" in out and out.count("trusted") == 1
-    assert Validation("demo", "ok", trusted=trusted).to_dict()["trusted"] == [
-        {"clause": "never builds the full matrix", "why": "tracemalloc, in the worker"}]
+    assert "ok (2 rules rest on observations made in the worker: --json)" in out and out.count("worker") == 1
+    data = Validation("demo", "ok", trusted=trusted, worker_observed=observed).to_dict()
+    assert data["trusted"] == [{"clause": "never builds the full matrix", "why": "tracemalloc, in the worker"}]
+    assert data["worker_observed"] == [{"clause": "never builds the full matrix", "tests": ["t.py::t"]},
+                                       {"clause": "input not modified", "tests": ["t.py::u"]}]
 
 
 def screen(solves=4, passed=1, failures=None, **extra):
