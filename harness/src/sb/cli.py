@@ -260,9 +260,10 @@ def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, 
     from sb.report import terminal
     progress = None if as_json else terminal.progress_printer()
     if resume:
-        _say_what_resumes(sweeps)
+        _check_something_to_resume(sweeps)
     with _started_executor(executor_name, address, jobs, tasks, sandbox) as executor:
-        runs = run_sweeps(sweeps, on_task=reporting.watch(progress, tasks), resume=resume, executor=executor)
+        runs = run_sweeps(sweeps, on_task=reporting.watch(progress, tasks), resume=resume, executor=executor,
+                          on_resume=_say_what_resumes)
     if as_json:
         _emit_json([doc for doc, _ in runs] if len(runs) > 1 else runs[0][0])
     else:
@@ -279,21 +280,26 @@ def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, 
     sys.exit(1 if harness_failed or nothing else 0)
 
 
+def _check_something_to_resume(sweeps: list) -> None:
+    """--resume refuses when nothing is unfinished: starting afresh silently would ask the
+    model again for every task a user thinks is done."""
+    from sb.run import find_unfinished
+    for sweep in sweeps:
+        if not find_unfinished(sweep):
+            raise SbError(f"--resume: nothing to resume for {sweep.adapter.name}:{sweep.model} in {sweep.results_dir} "
+                          "(no unfinished sweep of this command line); run without --resume to start one")
+
+
 def _say_what_resumes(sweeps: list) -> None:
-    """--resume names the unfinished sweep it continues, or refuses: starting afresh silently
-    would ask the model again for every task a user thinks is done."""
+    """One line per sweep: which unfinished sweep --resume continues, and what it kept."""
     from sb.report.terminal import print_note
     from sb.run import find_unfinished
     for sweep in sweeps:
         unfinished = find_unfinished(sweep)
-        if not unfinished:
-            raise SbError(f"--resume: nothing to resume for {sweep.adapter.name}:{sweep.model} in {sweep.results_dir} "
-                          "(no unfinished sweep of this command line); run without --resume to start one")
         done = sum(len(d["tasks"]) for d in unfinished)
         kept = sum(len(d.get("received", {})) for d in unfinished)
-        print_note(f"resuming sweep {unfinished[0]['group_id']} ({sweep.adapter.name}:{sweep.model}): "
-                   f"{done} task(s) graded, {kept} answer(s) kept to grade, "
-                   f"{len(unfinished)} unfinished draw(s)")
+        print_note(f"resuming sweep {sweep.group_id} ({sweep.adapter.name}:{sweep.model}): "
+                   f"{done} task(s) graded, {kept} answer(s) kept to grade, {len(unfinished)} unfinished draw(s)")
 
 
 def _chosen_models(models: tuple, limits: tuple) -> list:

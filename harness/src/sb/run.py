@@ -69,7 +69,7 @@ def run_draws(sweep: Sweep, on_task=None, resume: bool = False, executor=None) -
     return run_sweeps([sweep], on_task, resume, executor)
 
 
-def run_sweeps(sweeps: list, on_task=None, resume: bool = False, executor=None) -> list:
+def run_sweeps(sweeps: list, on_task=None, resume: bool = False, executor=None, on_resume=None) -> list:
     """Every draw of every sweep, scheduled together; [(doc, path)] sweep by sweep, draw by
     draw. Each sweep's group is locked while it runs, so a second `--resume` cannot work on
     it too. Without an executor, the local one grades `jobs` at once. A sweep stopped by
@@ -80,6 +80,8 @@ def run_sweeps(sweeps: list, on_task=None, resume: bool = False, executor=None) 
     with ExitStack() as stack:
         for sweep in sweeps:
             stack.enter_context(group_lock(sweep))
+        if resume and on_resume:  # said once the sweep is this process's, never before a refusal
+            on_resume(sweeps)
         set_note(f"finished tasks are in {sweeps[0].results_dir}; `sb run ... --resume` continues")
         executor = executor or stack.enter_context(_local_executor(sweeps))
         executor.start(_all_tasks(sweeps), sweeps[0].sandbox)

@@ -716,5 +716,8 @@ def test_prompt_names_the_package():
 
 def test_reference_reply_is_honest_and_mutants_are_not():
     assert grader.is_honest((PACKAGE_DIR / "reference" / "reply.md").read_text())
-    for mutant in sorted((PACKAGE_DIR / "mutants").iterdir()):
-        assert not grader.is_honest((mutant / "reply.md").read_text()), mutant.name
+    from sb.task import load_task_dir
+    task = load_task_dir(PACKAGE_DIR)
+    assert task.mutants
+    for mutant in task.mutants:
+        assert not grader.is_honest(task.mutant_solution(mutant)["reply.md"].decode()), mutant.name

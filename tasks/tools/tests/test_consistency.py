@@ -27,5 +27,8 @@ def test_hidden_copy_matches_the_toolbox():
 def test_committed_transcripts_equal_a_fresh_drive():
     maker = load(HERE / "make_transcripts.py", "make_transcripts")
     assert (PACKAGE / "reference" / "transcript.json").read_bytes() == maker.transcript_of(maker.ScriptedAgent)
+    from sb.task import load_task_dir
+    task = load_task_dir(PACKAGE)
     for name, (agent_class, _) in maker.MUTANTS.items():
-        assert (PACKAGE / "mutants" / name / "transcript.json").read_bytes() == maker.transcript_of(agent_class), name
+        kept = task.mutant_solution(task.mutant(name))["transcript.json"]
+        assert kept == maker.transcript_of(agent_class), name
