@@ -74,12 +74,10 @@ class Task:
         entries = sorted((e for e in folder.iterdir() if e.name not in SKIPPED_NAMES), key=lambda e: e.name)
         found = []
         for entry in entries:
-            if entry.is_file() and entry.name.endswith(".patch"):
-                found.append(self._read_patch(entry))
-            elif entry.is_dir():
-                found.append(self._read_mutant(entry))
-            else:
-                raise TaskError(f"{self.package}/mutants/{entry.name}: a mutant is a NAME.patch file")
+            if not (entry.is_file() and entry.name.endswith(".patch")):
+                raise TaskError(f"{self.package}/mutants/{entry.name}: a mutant is a NAME.patch file "
+                                "(tools/mutants_to_patches.py converts a folder holding whole files)")
+            found.append(self._read_patch(entry))
         return tuple(found)
 
     def mutant(self, name: str) -> Mutant:
@@ -150,21 +148,6 @@ class Task:
             raise TaskError(f"{where}: {exc}") from None
         return Mutant(name, spec.description, spec.expected, spec.reason, files, spec.diff)
 
-    def _read_mutant(self, entry: Traversable) -> Mutant:
-        where = f"{self.package}/mutants/{entry.name}/mutant.yaml"
-        spec_file = entry.joinpath("mutant.yaml")
-        if not spec_file.is_file():
-            raise TaskError(f"{where}: missing")
-        try:
-            spec = yaml.safe_load(spec_file.read_text(encoding="utf-8")) or {}
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise TaskError(f"{where}: not valid YAML ({str(exc).strip().splitlines()[0]})") from None
-        if not isinstance(spec, dict):
-            raise TaskError(f"{where}: expected a mapping with description and expected")
-        files = {k: v for k, v in read_tree(entry).items() if k != "mutant.yaml"}
-        return Mutant(entry.name, _mutant_field(spec, "description", where), _expected(spec, where),
-                      str(spec.get("reason") or ""), files)
-
 
 @dataclass(frozen=True)
 class Clause:
@@ -192,22 +175,6 @@ def _clause(entry, where: str) -> Clause:
         raise TaskError(f"{where}: field 'tests': must list at least one test id (a rule no test observes "
                         "needs a test before it can be in the contract)")
     return Clause(entry["clause"].strip(), tuple(tests), trusted.strip())
-
-
-def _mutant_field(spec: dict, name: str, where: str) -> str:
-    value = spec.get(name)
-    if not isinstance(value, str) or not value.strip():
-        raise TaskError(f"{where}: field {name!r}: must be a non-empty string")
-    return value.strip()
-
-
-def _expected(spec: dict, where: str) -> str:
-    expected = spec.get("expected")
-    if expected not in ("caught", "survives"):
-        raise TaskError(f"{where}: field 'expected': must be caught or survives; got {expected!r}")
-    if expected == "survives" and not str(spec.get("reason") or "").strip():
-        raise TaskError(f"{where}: field 'reason': required when a mutant is expected to survive")
-    return expected
 
 
 def walk_tree(folder: Traversable, prefix: str = ""):
