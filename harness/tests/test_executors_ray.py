@@ -340,6 +340,20 @@ def left_running(scratch: Path, worker: str) -> str:
     return "; ".join(f"{pid} (parent {table[pid][0]}): {line}" for pid, line in sorted(lines.items()))
 
 
+def live_folder_owners(scratch: Path) -> dict:
+    """{folder: its owner's command line} for the `sb-*` folders whose owning process still runs."""
+    from sb.interrupt import OWNER_MARKER
+    table, live = processes(), {}
+    for folder in scratch.glob("sb-*"):
+        try:
+            pid = int((folder / OWNER_MARKER).read_text().split(" ")[0])
+        except (OSError, ValueError):
+            continue
+        if pid in table:
+            live[folder.name] = table[pid][2].replace(b"\0", b" ")[:200].decode(errors="replace")
+    return live
+
+
 def test_a_sweep_survives_a_killed_driver_and_a_lost_node(two_nodes, tmp_path):
     """Started locally and SIGKILLed; resumed on the two-node Ray cluster, whose second
     node's raylet is killed mid-sweep: every task once, nothing lost, verdicts as the local
@@ -384,9 +398,13 @@ def test_a_sweep_survives_a_killed_driver_and_a_lost_node(two_nodes, tmp_path):
         assert by_parity.setdefault(int(entry["slug"][-1]) % 2, verdict) == verdict  # local and ray alike
     assert by_parity[0][0] == "passed" and by_parity[1][0] == "failed"
     assert {e["executor"] for e in final["tasks"]} == {"local", "ray"}
+    # Ray ends the job's workers, the owners of its warm judges' folders, after the driver
+    # has gone; once they have, the reap the next grading on this machine does first leaves none
+    wait_for(lambda: not live_folder_owners(scratch), "the owners of the grading folders to end", 60,
+             lambda: live_folder_owners(scratch))
     from sb.interrupt import reap_orphaned_folders
-    reap_orphaned_folders(str(scratch))  # what the next grading on this machine does first
-    assert [p.name for p in scratch.iterdir() if p.name.startswith("sb-")] == []  # each one's owner was gone
+    reap_orphaned_folders(str(scratch))
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("sb-")] == []
 
 
 def _readable(folder: Path):

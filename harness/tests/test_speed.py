@@ -14,6 +14,8 @@ chunk to the kernel. Every measured figure is compared with those stamps. Stated
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import subprocess
 import sys
 
@@ -127,6 +129,26 @@ def test_http_error_is_a_flagged_record_not_an_exception():
     payload = b"HTTP/1.1 404 Not Found\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
     record = records.build_record(_feed_bytewise(payload), 3, 0, 1, 1)
     assert record["flag"] == "error" and "404" in record["error"]
+
+
+def _timestamp(wall_ns: int) -> list:
+    from sb.speed.stamps import SO_TIMESTAMPNS
+    return [(socket.SOL_SOCKET, SO_TIMESTAMPNS, struct.pack("qq", *divmod(wall_ns, 1_000_000_000)))]
+
+
+def test_a_kernel_stamp_is_placed_by_its_age_so_a_slewed_wall_clock_moves_it_by_microseconds():
+    """The kernel stamps on the wall clock, which a time daemon may slew by several percent.
+    A packet read 2 ms after it arrived is placed 2 ms before the read on the monotonic clock,
+    whatever the offset between the clocks was earlier: here the wall clock ran 5% fast for a
+    second (50 ms ahead of where a one-time offset would put it)."""
+    from sb.speed.stamps import kernel_stamp
+    read_ns, wall_at_start = 7_000_000_000, 1_700_000_000_000_000_000
+    wall_now = wall_at_start + 1_050_000_000            # one monotonic second later, 5% fast
+    arrived_wall = wall_now - round(2_000_000 * 1.05)   # 2 ms of monotonic time before the read
+    stamp = kernel_stamp(_timestamp(arrived_wall), read_ns, wall_now)
+    assert abs((read_ns - stamp) - 2_000_000) <= 0.05 * 2_000_000   # the slew of 2 ms only: 100 us
+    assert kernel_stamp([], read_ns, wall_now) == read_ns            # no stamp: the read itself
+    assert kernel_stamp(_timestamp(wall_now + 5_000), read_ns, wall_now) == read_ns   # never after the read
 
 
 # ---------------------------------------------------------------- against the scripted server

@@ -18,10 +18,11 @@ import contextlib
 import socket
 import ssl as ssl_module
 import struct
-import time
 from dataclasses import dataclass, field
-from time import perf_counter_ns
+from time import perf_counter_ns, time_ns
 from urllib.parse import urlsplit
+
+from sb.speed.stamps import SO_TIMESTAMPNS, kernel_stamp
 
 
 @dataclass
@@ -162,9 +163,7 @@ class _ResponseParser:
         self.done.set_result(self.raw)
 
 
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)     # Linux
-_SOL_SOCKET, _CMSG_SPACE = socket.SOL_SOCKET, socket.CMSG_SPACE(16)
-_timespec = struct.Struct("qq").unpack_from
+_CMSG_SPACE = socket.CMSG_SPACE(16)
 # Every read lands in this one buffer and is copied out at its length. recvmsg(262144) would
 # allocate 256 KiB per read, over malloc's mmap threshold: an mmap, page faults and a munmap
 # for each token, 60-70 us of CPU per read on the development VM, a third of one stream's cost.
@@ -239,13 +238,12 @@ class _StampedSocket:
         self.early: list = []          # reads that came before the parser (a request another process wrote)
         self.lost = False
         self.loop = asyncio.get_running_loop()
-        self.offset = time.time_ns() - perf_counter_ns()
         with contextlib.suppress(OSError):           # not Linux: reads are stamped in the loop
             sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self.loop.add_reader(sock, self._readable)
 
     def _readable(self) -> None:
-        now = perf_counter_ns()
+        now, wall = perf_counter_ns(), time_ns()
         try:
             size, ancillary, _, _ = self.sock.recvmsg_into(_READ_BUFFERS, _CMSG_SPACE)
         except (BlockingIOError, InterruptedError):
@@ -254,15 +252,7 @@ class _StampedSocket:
             return self._lose(exc)
         if not size:
             return self._lose(None)
-        self._feed(self._stamp(now, ancillary), _READ_VIEW[:size].tobytes())
-
-    def _stamp(self, now: int, ancillary) -> int:
-        """The kernel's receive time of a read, on the `perf_counter_ns` clock; `now` where it gave none."""
-        for level, kind, payload in ancillary:
-            if level == _SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
-                seconds, nanoseconds = _timespec(payload)
-                return min(now, seconds * 1_000_000_000 + nanoseconds - self.offset)
-        return now
+        self._feed(kernel_stamp(ancillary, now, wall), _READ_VIEW[:size].tobytes())
 
     def _feed(self, stamp: int, data: bytes) -> None:
         if self.tls is not None and not (data := self._decrypt(data)):
@@ -308,7 +298,7 @@ class _StampedSocket:
                     self._feed_reads(reads)
                     return self._lose(None)
                 data = _READ_VIEW[:size].tobytes()
-                reads.append((perf_counter_ns(), ancillary, data))
+                reads.append((perf_counter_ns(), time_ns(), ancillary, data))
                 if parser.mode != "chunked" or self.tls is not None or data.endswith(b"0\r\n\r\n"):
                     self._feed_reads(reads)
         finally:
@@ -332,8 +322,8 @@ class _StampedSocket:
                 return b""
 
     def _feed_reads(self, reads: list) -> None:
-        for now, ancillary, data in reads:
-            self._feed(self._stamp(now, ancillary), data)
+        for now, wall, ancillary, data in reads:
+            self._feed(kernel_stamp(ancillary, now, wall), data)
         reads.clear()
 
     def _lose(self, exc) -> None:
@@ -348,7 +338,6 @@ class _StampedSocket:
 
     def send_now(self, data: bytes):
         """Send without touching the event loop; an OSError, or None."""
-        self.offset = time.time_ns() - perf_counter_ns()
         if self.tls is not None:
             self.tls.session.write(data)
             data = self.tls.outgoing.read()

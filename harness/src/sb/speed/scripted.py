@@ -28,13 +28,14 @@ import contextlib
 import json
 import socket
 import ssl
-import struct
 import subprocess
 import sys
 import time
 import urllib.request
 from dataclasses import dataclass, field
 from time import perf_counter_ns
+
+from sb.speed.stamps import SO_TIMESTAMPNS, kernel_stamp
 
 
 @dataclass
@@ -76,7 +77,6 @@ async def _sleep_until(deadline_ns: int) -> None:
         await asyncio.sleep(delay)
 
 
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)     # Linux; the kernel stamps each packet's arrival
 
 
 class _Conn:
@@ -87,8 +87,8 @@ class _Conn:
     another, and the server's own queueing would pass for the client's measurement error.
     """
 
-    def __init__(self, sock: socket.socket, realtime_offset_ns: int):
-        self.sock, self.offset = sock, realtime_offset_ns
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
         self.loop = asyncio.get_running_loop()
 
     async def recv(self) -> tuple:
@@ -108,12 +108,7 @@ class _Conn:
             return
         except OSError:
             data, ancillary = b"", []
-        stamp = perf_counter_ns()
-        for level, kind, payload in ancillary:
-            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
-                seconds, nanoseconds = struct.unpack("qq", payload[:16])
-                stamp = min(stamp, seconds * 1_000_000_000 + nanoseconds - self.offset)
-        future.set_result((data, stamp))
+        future.set_result((data, kernel_stamp(ancillary, perf_counter_ns(), time.time_ns())))
 
     def write(self, data: bytes) -> None:
         """Loopback chunks are small: send() takes them whole; the rest is sent blocking, briefly."""
@@ -137,8 +132,8 @@ class _TlsConn(_Conn):
     client's TLS path is measured against the same truth as its plain one.
     """
 
-    def __init__(self, sock: socket.socket, realtime_offset_ns: int, context: ssl.SSLContext):
-        super().__init__(sock, realtime_offset_ns)
+    def __init__(self, sock: socket.socket, context: ssl.SSLContext):
+        super().__init__(sock)
         self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
         self.tls = context.wrap_bio(self.incoming, self.outgoing, server_side=True)
         self.handshaken = False
@@ -315,7 +310,6 @@ async def serve(script: Script, port: int, lifetime_s: float, tls: ssl.SSLContex
     listener.bind(("127.0.0.1", port))
     listener.listen(256)
     listener.setblocking(False)
-    offset = time.time_ns() - perf_counter_ns()
     print(f"listening {listener.getsockname()[1]}", flush=True)
     tasks = set()
 
@@ -326,7 +320,7 @@ async def serve(script: Script, port: int, lifetime_s: float, tls: ssl.SSLContex
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with contextlib.suppress(OSError):       # not Linux: arrival stamped in the loop
                 sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-            conn = _Conn(sock, offset) if tls is None else _TlsConn(sock, offset, tls)
+            conn = _Conn(sock) if tls is None else _TlsConn(sock, tls)
             task = asyncio.create_task(_serve_connection(script, conn))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
