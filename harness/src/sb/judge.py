@@ -86,14 +86,21 @@ def solution_module(name):
 
 def probe(filename):
     """The probe module `filename` (a file among the hidden tests), loaded in the worker."""
-    cache = _state["probes"]
-    if filename not in cache:
-        path = os.path.join(_state["tests_dir"], filename)
-        with open(path, encoding="utf-8") as handle:
+    if filename not in _state["probes"]:
+        with open(os.path.join(_state["tests_dir"], filename), encoding="utf-8") as handle:
             source = handle.read()
-        name = os.path.splitext(os.path.basename(filename))[0]
-        cache[filename] = ProbeModule(_peer().request("probe", name=name, source=source), filename)
-    return cache[filename]
+        return shipped_probe(filename, source)
+    return _state["probes"][filename]
+
+
+def shipped_probe(key, source):
+    """A probe from `source` (trusted code that is not a file of the hidden tests: one the
+    harness ships, as sb.solver_tests does), loaded in the worker once per `key`."""
+    cache = _state["probes"]
+    if key not in cache:
+        name = os.path.splitext(os.path.basename(key))[0]
+        cache[key] = ProbeModule(_peer().request("probe", name=name, source=source), key)
+    return cache[key]
 
 
 class ProbeModule:

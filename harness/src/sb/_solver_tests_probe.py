@@ -1,20 +1,20 @@
-"""Probe: runs the solver's test file with pytest, here in the solution's process, against ONE
-implementation of attention.
+"""Probe (worker side of sb.solver_tests): runs the solver's test file with pytest, in the
+solution's process, against ONE implementation the judge holds.
 
-The implementation is not here: it lives in the judge, and this process receives one handle,
-`call`, that runs it there on copies of the arguments and answers (result, changed): the
-result, and the arguments the implementation wrote to, with their new contents. The
-`attention` function below is the same for every implementation: it forwards the call and
-writes those new contents back into the caller's own arrays, so a test that looks at its
-arrays after a call sees exactly what an implementation writing to its inputs in this
-process would have left there. This file holds no expected value: it reports pytest's exit
-code, how many tests passed and failed, and the tail of the output; the judge decides what
-those mean, and checks them against its own record of the calls each implementation got.
+The implementation is not here. This process receives one handle, `call`, that runs a named
+function of it in the judge on copies of the arguments and answers (result, changed): the
+result, and the array arguments the function wrote to, with their new contents. The module
+the tests import is built here from forwarders that are the same for every implementation;
+each writes those new contents back into the caller's own arrays, so a test that looks at
+its arrays after a call sees what an implementation writing to its inputs in this process
+would have left there. This file holds no expected value: it reports pytest's exit code,
+how many tests passed and failed, and the tail of the output.
 
-A run normally gets a folder of its own, removed after it. A run given a `workspace`
-(from `new_workspace`) writes the file into that workspace's folder instead and sees its
-temp dir as `tempfile.gettempdir()` and its home as `$HOME`; the workspace outlives the
-run, so the judge can run the file again where an earlier run left its traces."""
+A run normally gets a folder of its own, removed after it. A run given a `workspace` (from
+`new_workspace`) writes the file into that workspace's folder instead and sees its temp dir
+as `tempfile.gettempdir()` and its home as `$HOME`; the workspace outlives the run, so the
+judge can run the file again where an earlier run left its traces.
+"""
 import contextlib
 import io
 import os
@@ -23,8 +23,6 @@ import sys
 import tempfile
 import types
 
-SOLVER_TESTS = "test_attention.py"
-MODULES = ("attention", "test_attention")
 WORKSPACE_PARTS = ("suite", "tmp", "home")  # the test file's folder, the temp dir, the home
 # Built-in plugins a test file never needs; leaving them out nearly halves pytest's cost per run.
 UNUSED_PLUGINS = [arg for name in ("cacheprovider", "faulthandler", "doctest", "junitxml", "pastebin", "stepwise",
@@ -60,13 +58,14 @@ def _write_back(target, value):
         pass
 
 
-def _attention(call):
-    def attention(*args, **kwargs):
-        result, changed = call(args, kwargs)
+def _forwarder(call, name):
+    def forward(*args, **kwargs):
+        result, changed = call(name, args, kwargs)
         for where, value in changed:
             _write_back(args[where] if isinstance(where, int) else kwargs[where], value)
         return result
-    return attention
+    forward.__name__ = forward.__qualname__ = name
+    return forward
 
 
 def new_workspace():
@@ -106,20 +105,24 @@ def _environment(workspace):
         tempfile.tempdir = saved_tempdir
 
 
-def run(test_source, call, workspace=None):
+def run(test_source, test_file, module_name, function_names, call, workspace=None):
+    """pytest over `test_source` (saved as `test_file`), importing `module_name` as forwarders
+    of `function_names` to `call`: {"code", "passed", "failed", "output"}."""
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     import pytest
 
+    own_modules = (module_name, os.path.splitext(test_file)[0])
     with _environment(workspace) as folder:
-        path = os.path.join(folder, SOLVER_TESTS)
+        path = os.path.join(folder, test_file)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(test_source)
-        module = types.ModuleType("attention")
-        module.attention = _attention(call)
+        module = types.ModuleType(module_name)
+        for name in function_names:
+            setattr(module, name, _forwarder(call, name))
         saved_path, saved_modules, saved_cwd = list(sys.path), set(sys.modules), os.getcwd()
-        for name in MODULES:
+        for name in own_modules:
             sys.modules.pop(name, None)
-        sys.modules["attention"] = module
+        sys.modules[module_name] = module
         counter, buffer = _Counter(), io.StringIO()
         try:
             os.chdir(folder)
@@ -129,9 +132,9 @@ def run(test_source, call, workspace=None):
         finally:
             os.chdir(saved_cwd)
             sys.path[:] = saved_path
-            for name in set(sys.modules) - saved_modules | set(MODULES):
+            for name in set(sys.modules) - saved_modules | set(own_modules):
                 loaded = sys.modules.get(name)
-                if name in MODULES or (getattr(loaded, "__file__", None) or "").startswith(folder):
+                if name in own_modules or (getattr(loaded, "__file__", None) or "").startswith(folder):
                     sys.modules.pop(name, None)
     return {"code": int(code), "passed": counter.passed, "failed": counter.failed,
             "output": buffer.getvalue()[-3000:]}

@@ -1,0 +1,123 @@
+"""sb.solver_tests, the author's API for test-writing tasks: its judge-side parts called
+directly (what a call did, when two behaviours are alike, which test functions check
+nothing), then a real grading of tasks/test's reference and of a file that only passes."""
+
+import json
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+import torch
+
+from sb import solver_tests
+from sb.solver_tests import behaviour, exactly_alike, functions_without_assertions, is_data
+
+from conftest import sb_env
+
+SB = [sys.executable, "-c", "from sb.cli import main; main()"]
+
+
+def _module(**functions):
+    return types.SimpleNamespace(**functions)
+
+
+def _scale_in_place(x, factor):
+    x *= factor
+    return float(x.sum())
+
+
+def test_a_behaviour_is_the_result_and_every_array_argument_written_to_on_fresh_copies():
+    x = np.arange(3.0)
+    seen = behaviour(_module(f=_scale_in_place), ("f", (x,), {"factor": 2.0}))
+    assert seen[0] == "returns" and seen[1] == 6.0
+    (where, contents), = seen[2]
+    assert where == 0 and contents.tolist() == [0.0, 2.0, 4.0]
+    assert x.tolist() == [0.0, 1.0, 2.0]                        # the recorded arguments are never touched
+    t = torch.ones(2, requires_grad=True)
+    seen = behaviour(_module(f=lambda a: a * 2), ("f", (t,), {}))
+    assert seen[2] == [] and seen[1].tolist() == [2.0, 2.0]
+
+
+def test_an_exception_is_its_type_and_text():
+    def fails(n):
+        raise ValueError(f"bad {n}")
+    assert behaviour(_module(f=fails), ("f", (3,), {})) == ("raises", "ValueError", "bad 3")
+
+
+def test_exactly_alike_tells_types_bits_and_written_arguments_apart():
+    same = ("returns", [1, (2, "a")], [])
+    assert exactly_alike(same, ("returns", [1, (2, "a")], []))
+    assert not exactly_alike(same, ("returns", [1, [2, "a"]], []))          # a list is not a tuple
+    assert not exactly_alike(("returns", 1, []), ("returns", True, []))       # nor a bool an int
+    assert not exactly_alike(("returns", 1, []), ("returns", 1.0, []))
+    f32, f64 = np.zeros(2, np.float32), np.zeros(2, np.float64)
+    assert not exactly_alike(("returns", f32, []), ("returns", f64, []))
+    assert not exactly_alike(("returns", np.array([0.0]), []), ("returns", np.array([-0.0]), []))
+    assert not exactly_alike(("returns", None, [(0, f32)]), ("returns", None, []))
+    assert not exactly_alike(("raises", "ValueError", "a"), ("raises", "ValueError", "b"))
+    assert not exactly_alike(("raises", "ValueError", "a"), ("returns", None, []))
+
+
+def test_only_data_is_recorded():
+    assert is_data((1, 2.5, "s", b"b", None, np.ones(2), torch.ones(1), [{"k": (1,)}]))
+    assert not is_data((object(),))
+    assert not is_data([lambda: 0])
+
+
+def test_functions_without_assertions_are_named():
+    source = '''
+import numpy as np
+import pytest
+
+def _check(x):
+    assert x
+
+def helper(x):
+    return x
+
+def test_asserts():
+    assert 1
+
+def test_raises():
+    with pytest.raises(ValueError):
+        int("x")
+
+def test_numpy_assert():
+    np.testing.assert_allclose(1, 1)
+
+def test_through_a_checking_helper():
+    _check(1)
+
+def test_through_a_helper_that_checks_nothing():
+    helper(1)
+
+class TestGroup:
+    def test_nothing(self):
+        pass
+'''
+    assert functions_without_assertions(source) == ["test_through_a_helper_that_checks_nothing", "test_nothing"]
+
+
+def test_the_worker_side_ships_with_the_judge():
+    """The probe is sent as source from the judge's own copy of the package."""
+    from sb.grading import JUDGE_HELPERS
+    assert {"solver_tests.py", "_solver_tests_probe.py"} <= set(JUDGE_HELPERS)
+    assert solver_tests._PROBE.endswith(".py")
+
+
+@pytest.mark.parametrize("answer, status", [("reference", "passed"), ("happy_path_only", "failed")])
+def test_a_test_writing_task_is_graded_through_it(tmp_path, answer, status):
+    """tasks/test's hidden tests are SolverTests' checks: its reference passes, and a file
+    that tests only the happy path misses buggy versions."""
+    flag = ["--reference"] if answer == "reference" else ["--mutant", answer]
+    subprocess.run([*SB, "export", "test", str(tmp_path / "a"), *flag], check=True, env=sb_env(), capture_output=True)
+    done = subprocess.run([*SB, "grade", "test", str(tmp_path / "a"), "--json"], env=sb_env(), capture_output=True,
+                          text=True)
+    verdict = json.loads(done.stdout)
+    assert verdict["status"] == status, verdict["detail"]
+    if status == "failed":
+        failed = verdict["failed_tests"]
+        assert any("test_catches_buggy_version" in t for t in failed)
+        assert "test_solver_tests.py::test_passes_against_every_correct_module" not in failed
