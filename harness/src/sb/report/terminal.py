@@ -115,23 +115,66 @@ def one_line(text: str, limit: int = 100) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def print_table(table: Table) -> None:
-    """On a terminal, rich's table; piped, plain columns two spaces apart, never wrapped,
-    no trailing spaces, so a log or `| grep` sees one row per line."""
-    if _is_terminal(sys.stdout):
-        return console().print(table)
-    columns = [[column.header, *[str(cell) for cell in column._cells]] for column in table.columns]
-    widths = [max(len(cell) for cell in column) for column in columns]
-    for row in zip(*columns):
-        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths))
-        console().print(line.rstrip())
+def print_table(table: Table, leave_out_first: tuple = ()) -> None:
+    """One row per line, in every command. Piped: plain columns two spaces apart, never cut,
+    no trailing spaces, so a log or `| grep` sees every cell whole. On a terminal: the same
+    columns fitted to its width (`fit_columns`), the header in bold, and a last line naming
+    any column left out: those named in `leave_out_first` go first, in that order, then the
+    rightmost."""
+    columns = [[column.header, *[visible(str(cell)) for cell in column._cells]] for column in table.columns]
+    terminal = _is_terminal(sys.stdout)
+    out = console()
+    headers = [column[0] for column in columns]
+    order = [headers.index(h) for h in leave_out_first if h in headers]
+    order += [i for i in reversed(range(len(columns))) if i not in order]
+    shown, widths = fit_columns(columns, out.width, order) if terminal else (list(range(len(columns))), None)
+    widths = widths or [max(len(cell) for cell in column) for column in columns]
+    for index, row in enumerate(zip(*columns)):
+        line = "  ".join(_cut(row[i], widths[i]).ljust(widths[i]) for i in shown).rstrip()
+        out.print(line, style="bold" if terminal and index == 0 else None)
+    left_out = [columns[i][0] for i in range(len(columns)) if i not in shown]
+    if left_out:
+        out.print(_cut(f"(left out to fit {out.width} columns: {', '.join(left_out)})", out.width))
+
+
+MIN_COLUMN = 8   # a cut column keeps at least this many characters (its ellipsis included)
+KEY_COLUMNS = 1  # the first column names the row (a slug, a model): never cut, never left out
+
+
+def fit_columns(columns: list, width: int, leave_out_order: list) -> tuple:
+    """(indices of the columns shown, every column's width) for rows of at most `width`
+    characters: columns are left out, in `leave_out_order`, while even the shortest cut of
+    those shown cannot fit,
+    then the widest remaining column is cut, one character at a time, until the row fits.
+    The key column is never cut; a row wider than the terminal is left only when it alone is."""
+    natural = [max(len(cell) for cell in column) for column in columns]
+    floor = [n if i < KEY_COLUMNS else min(n, MIN_COLUMN) for i, n in enumerate(natural)]
+    shown = list(range(len(columns)))
+    leaving = [i for i in leave_out_order if i >= KEY_COLUMNS]
+
+    def total(widths):
+        return sum(widths[i] for i in shown) + 2 * (len(shown) - 1)
+
+    while leaving and total(floor) > width:
+        shown.remove(leaving.pop(0))
+    widths = list(natural)
+    while total(widths) > width:
+        cuttable = [i for i in shown if widths[i] > floor[i]]
+        if not cuttable:
+            break
+        widest = max(cuttable, key=lambda i: (widths[i], i))
+        widths[widest] -= 1
+    return shown, widths
+
+
+def _cut(cell: str, width: int) -> str:
+    return cell if len(cell) <= width else cell[: width - 1] + "\u2026"
 
 
 def _table(*columns: str) -> Table:
     table = Table(show_edge=False, header_style="bold", pad_edge=False, box=None)
     for column in columns:
-        table.add_column(column, overflow="fold" if _is_terminal(sys.stdout) else "ignore",
-                         no_wrap=not _is_terminal(sys.stdout))
+        table.add_column(column)
     return table
 
 
@@ -143,7 +186,7 @@ def print_task_list(rows: list) -> None:
         calib = ", ".join(f"{c['model']} {c['passed']}/{c['draws']}" for c in r["calibration"]) or "-"
         table.add_row(r["slug"], r["suite"], r["category"], tier, r["difficulty"], f"{r['time_limit_s']}s",
                       ",".join(r["deps"]) or "-", r["set"], calib, screen_cell(r["screen"]), r["probes"])
-    print_table(table)
+    print_table(table, leave_out_first=("probes", "calibration", "deps", "limit", "category", "suite"))
     console().print(f"{len(rows)} task(s)")
 
 

@@ -1,22 +1,18 @@
-"""Rich rendering of `sb speed`'s table: the one exception, beside sb.report.terminal, that imports rich.
+"""`sb speed`'s table, drawn by the one rendering path every command uses (sb.report.terminal).
 
 It only draws what `sb.speed.results.table` returns; every figure is computed elsewhere.
 """
 
 from __future__ import annotations
 
-from rich.table import Table
-
-from sb.report.terminal import PlainConsole
+from sb.report.terminal import _table, console, print_table
 
 
 def print_speed(table: dict, written: list) -> None:
-    console = PlainConsole(highlight=False, soft_wrap=False, markup=False)
-    grid = Table(show_edge=False, header_style="bold", pad_edge=False, box=None)
-    for column in table["columns"]:
-        grid.add_column(column, overflow="fold")
+    grid = _table(*table["columns"])
     for row in table["rows"]:
         grid.add_row(*row)
-    console.print(grid)
+    print_table(grid)
+    out = console()
     for line in table["lines"] + [f"{label}: {path}" for label, path in written]:
-        console.print(line)
+        out.print(line)
