@@ -258,12 +258,16 @@ def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, 
                     set_name or ("custom" if slugs else "all"), jobs=jobs or default_jobs(), concurrency=limit,
                     draws=repeat) for adapter, model_id, limit in chosen]
     from sb.report import terminal
-    progress = None if as_json else terminal.progress_printer()
+    progress = None if as_json else terminal.progress_printer(sum(len(s.tasks) * s.draws for s in sweeps))
     if resume:
         _check_something_to_resume(sweeps)
-    with _started_executor(executor_name, address, jobs, tasks, sandbox) as executor:
-        runs = run_sweeps(sweeps, on_task=reporting.watch(progress, tasks), resume=resume, executor=executor,
-                          on_resume=_say_what_resumes)
+    try:
+        with _started_executor(executor_name, address, jobs, tasks, sandbox) as executor:
+            runs = run_sweeps(sweeps, on_task=reporting.watch(progress, tasks), resume=resume, executor=executor,
+                              on_resume=_say_what_resumes, on_phase=progress.phase if progress else None)
+    finally:
+        if progress:
+            progress.close()
     if as_json:
         _emit_json([doc for doc, _ in runs] if len(runs) > 1 else runs[0][0])
     else:

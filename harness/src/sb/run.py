@@ -69,9 +69,11 @@ def run_draws(sweep: Sweep, on_task=None, resume: bool = False, executor=None) -
     return run_sweeps([sweep], on_task, resume, executor)
 
 
-def run_sweeps(sweeps: list, on_task=None, resume: bool = False, executor=None, on_resume=None) -> list:
+def run_sweeps(sweeps: list, on_task=None, resume: bool = False, executor=None, on_resume=None,
+               on_phase=None) -> list:
     """Every draw of every sweep, scheduled together; [(doc, path)] sweep by sweep, draw by
-    draw. Each sweep's group is locked while it runs, so a second `--resume` cannot work on
+    draw. `on_phase(doc, slug, phase)` hears when a task's model call starts ("solving") and
+    when its grading is handed to the executor ("grading"), from any thread. Each sweep's group is locked while it runs, so a second `--resume` cannot work on
     it too. Without an executor, the local one grades `jobs` at once. A sweep stopped by
     failing transport keeps what finished and raises Unavailable once the others are done."""
     from sb.interrupt import set_note
@@ -88,7 +90,7 @@ def run_sweeps(sweeps: list, on_task=None, resume: bool = False, executor=None, 
         several = len(sweeps) > 1 or sweeps[0].draws > 1
         draws = [_draw(state, n, resume, executor, several)
                  for state in map(_SweepState, sweeps) for n in range(1, state.sweep.draws + 1)]
-        _Schedule(executor, on_task).run(draws)
+        _Schedule(executor, on_task, on_phase).run(draws)
     stopped = sorted({d.state.stopped for d in draws if d.state.stopped})
     if stopped:
         from sb.errors import Unavailable
@@ -219,8 +221,9 @@ class _Schedule:
     (once per task), the model call (on its sweep's pool), the grading (on the executor).
     The calling thread persists each attempt as it finishes; nothing else writes files."""
 
-    def __init__(self, executor, on_task):
+    def __init__(self, executor, on_task, on_phase=None):
         self.executor, self.on_task = executor, on_task
+        self.on_phase = on_phase or (lambda doc, slug, phase: None)
         self.references = References(executor)
 
     def run(self, draws: list) -> None:
@@ -258,8 +261,12 @@ class _Schedule:
         kept = draw.doc.get("received", {}).get(task.slug)
         if kept is not None:  # answered before the sweep was stopped: graded, never asked again
             return self._grade(draw, task, reference, from_record(kept))
-        solved = draw.state.pool.submit(_solve, task, draw)
+        solved = draw.state.pool.submit(self._solving, task, draw)
         return then(solved, lambda answer: self._grade(draw, task, reference, self._keep(draw, task, answer)))
+
+    def _solving(self, task: Task, draw: _Draw):
+        self.on_phase(draw.doc, task.slug, "solving")
+        return _solve(task, draw)
 
     def _keep(self, draw: _Draw, task: Task, answer):
         """Write the answer into the results file before it is graded (sb.answers)."""
@@ -278,6 +285,7 @@ class _Schedule:
         copied = same_as_graded_reference(task, left.files, reference)
         if copied is not None:
             return _annotated(copied, left, attempt), attempt, None
+        self.on_phase(draw.doc, task.slug, "grading")
         graded = self.executor.grading(task, left.files, reference.ids)
         return then(graded, lambda result: (_annotated(outcome_of(task.slug, result), left, attempt), attempt,
                                             result.get("node")))

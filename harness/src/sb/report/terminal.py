@@ -293,20 +293,88 @@ def print_progress_line(entry: dict) -> None:
     console().print(f"{entry['slug']} ... {_entry_result(entry)}")
 
 
-def progress_printer():
-    """A per-task callback: the result line, and on a terminal a running tally beneath it
-    (tasks done of total, elapsed, tokens and cost so far). Plain lines when piped."""
-    out = console()
+def progress_printer(total: int = 0):
+    """The per-task callback of `sb run`: a result line per finished task. On a terminal, a
+    status line under them, redrawn every second: done of total, the tasks in flight and
+    what each is doing, elapsed, an estimate of the time left, tokens and cost so far.
+    Piped: the result lines only."""
+    return LiveProgress(console(), total)
 
-    def on_task(entry: dict, doc: dict, total: int) -> None:
-        print_progress_line(entry)
-        if out.is_terminal:
-            tokens = doc.get("tokens") or {}
-            used = sum(v for k, v in tokens.items() if k in ("input", "output"))
-            cost = "-" if doc.get("usd_cost") is None else f"${doc['usd_cost']:.4f}"
-            out.print(f"  {len(doc['tasks'])}/{total} done · {doc['wall_clock_s']:.0f}s · "
-                      f"{used} tokens · {cost}", style="dim")
-    return on_task
+
+class LiveProgress:
+    """Called from the schedule's threads (`phase`) and the calling thread (a finished task)."""
+
+    TICK_S = 1.0
+
+    def __init__(self, out, total: int):
+        import threading
+        import time
+        self.out, self.total, self.live = out, total, out.is_terminal
+        self.started, self.clock = time.monotonic(), time.monotonic
+        self.lock, self.flight, self.done, self.docs = threading.Lock(), {}, 0, {}
+        self.stop = threading.Event()
+        self.shown = False
+        if self.live:
+            threading.Thread(target=self._tick, name="sb-progress", daemon=True).start()
+
+    def phase(self, doc: dict, slug: str, phase: str) -> None:
+        with self.lock:
+            self.flight[(id(doc), slug)] = (slug, phase)
+            self.docs[id(doc)] = doc
+            self._redraw()
+
+    def __call__(self, entry: dict, doc: dict, total: int) -> None:
+        with self.lock:
+            self.flight.pop((id(doc), entry["slug"]), None)
+            self.docs[id(doc)] = doc
+            self.done += 1
+            self.total = max(self.total, total, self.done)
+            self._clear()
+            print_progress_line(entry)
+            self._redraw()
+
+    def close(self) -> None:
+        self.stop.set()
+        with self.lock:
+            self._clear()
+            self.live = False
+
+    def _tick(self) -> None:
+        while not self.stop.wait(self.TICK_S):
+            with self.lock:
+                self._redraw()
+
+    def _clear(self) -> None:
+        if self.shown:
+            self.out.file.write("\r\x1b[2K")
+            self.out.file.flush()
+            self.shown = False
+
+    def _redraw(self) -> None:
+        if not self.live:
+            return
+        self._clear()
+        self.out.file.write(_cut(visible(self.status()), max(20, self.out.width - 1)))
+        self.out.file.flush()
+        self.shown = True
+
+    def status(self) -> str:
+        """`3/12 done · 2 in flight: kv_cache solving, softmax grading · 42s · ~1m24s left · 1,234 tokens · $0.0120`."""
+        elapsed = self.clock() - self.started
+        left = "estimating" if not self.done else f"~{_duration(elapsed / self.done * max(0, self.total - self.done))} left"
+        flight = sorted(self.flight.values())
+        doing = ", ".join(f"{slug} {phase}" for slug, phase in flight[:4]) + (" ..." if len(flight) > 4 else "")
+        tokens = sum(v for doc in self.docs.values() for k, v in (doc.get("tokens") or {}).items()
+                     if k in ("input", "output"))
+        costs = [doc.get("usd_cost") for doc in self.docs.values() if doc.get("usd_cost") is not None]
+        parts = [f"{self.done}/{self.total} done", f"{len(flight)} in flight" + (f": {doing}" if doing else ""),
+                 _duration(elapsed), left, f"{tokens:,} tokens"] + ([f"${sum(costs):.4f}"] if costs else [])
+        return " \u00b7 ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds}s" if seconds < 60 else f"{seconds // 60}m{seconds % 60:02d}s"
 
 
 def _entry_result(entry: dict) -> str:
@@ -327,13 +395,14 @@ def format_rate(summary: dict | None) -> str:
 
 
 def print_run_table(doc: dict) -> None:
-    table = _table("task", "category", "tier", "diff", "result", "time", "tests")
+    with_tokens = any(e.get("tokens") for e in doc["tasks"])
+    table = _table("task", "category", "tier", "diff", "result", "time", "tests", *(["tokens"] if with_tokens else []))
     for e in doc["tasks"]:
         c = e.get("counts") or {}
         tests = f"{c.get('passed', 0)}/{c.get('passed', 0) + c.get('failed', 0) + c.get('missing', 0)}" if c else "-"
         result = {"passed": "pass", "failed": "fail"}.get(e["status"], e["status"])
         table.add_row(e["slug"], e["category"], e["tier"], e["difficulty"], result,
-                      f"{e['duration_s']:.1f}s", tests)
+                      f"{e['duration_s']:.1f}s", tests, *([_tokens(e.get("tokens"))] if with_tokens else []))
     out = console()
     print_table(table)
     for e in doc["tasks"]:
@@ -350,10 +419,18 @@ def print_run_table(doc: dict) -> None:
     if doc["headline_tier"] not in doc["pass_rate_by_tier"]:
         out.print(f"{doc['headline_tier']} not measured (no {doc['headline_tier']} task in this run) · headline")
     cost = _run_cost(doc)
-    out.print(f"{doc['wall_clock_s']:.1f}s wall clock · {doc['attempts']} attempt per task · {cost} · "
+    tokens = f" · {_tokens(doc.get('tokens'))} tokens" if doc.get("tokens") else ""
+    out.print(f"{doc['wall_clock_s']:.1f}s wall clock · {doc['attempts']} attempt per task{tokens} · {cost} · "
               f"isolation {doc['isolation']}")
     if doc.get("settings"):
         out.print("settings (set by the user): " + ", ".join(f"{k}={v}" for k, v in sorted(doc["settings"].items())))
+
+
+def _tokens(usage) -> str:
+    """Input and output tokens together, `1,234`; `-` where none were reported."""
+    if not usage:
+        return "-"
+    return f"{sum(v for k, v in usage.items() if k in ('input', 'output')):,}"
 
 
 def _run_cost(doc: dict) -> str:
