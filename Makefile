@@ -1,5 +1,5 @@
 # The two set-up commands of the README.
-.PHONY: run test install install-dev
+.PHONY: run test install install-dev install-sdk
 
 run: install          ## install, then the control run: the reference solves every task
 	.venv/bin/sb run --model reference
@@ -12,3 +12,6 @@ install:
 
 install-dev:
 	bash tools/install.sh --dev
+
+install-sdk:          ## the laptop install plus the official SDKs, from the lock: to grade a hosted or served model
+	bash tools/install.sh --sdk

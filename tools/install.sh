@@ -15,15 +15,19 @@
 # locks/dev.txt); on macOS arm64 locks/laptop-macos-arm64.txt, on aarch64 Linux
 # locks/laptop-linux-aarch64.txt (the laptop tier only); SB_TIER=cuda on x86_64 Linux:
 # locks/cuda.txt (PyPI's CUDA torch). --which-lock prints the lock it would use, and stops.
+# --sdk adds the official SDKs (anthropic, openai) to the laptop lock, as the dev lock pins
+# them with their hashes (tools/sdk_lock.py), for grading hosted or served models; the venv
+# remembers it (.sb-sdk), so a later `make run` keeps them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dev=0 which_lock=0
+dev=0 which_lock=0 sdk=0
 for arg in "$@"; do
-  case $arg in --dev) dev=1 ;; --which-lock) which_lock=1 ;; esac
+  case $arg in --dev) dev=1 ;; --which-lock) which_lock=1 ;; --sdk) sdk=1 ;; esac
 done
 tier=laptop
 [ $dev = 1 ] && tier=dev
 VENV=${VENV:-.venv}
+[ -f "$VENV/.sb-sdk" ] && sdk=1
 
 machine="$(uname -s) $(uname -m)"
 case "${SB_TIER:-laptop} $tier $machine" in
@@ -36,6 +40,12 @@ case "${SB_TIER:-laptop} $tier $machine" in
      exit 1 ;;
 esac
 [ $which_lock = 0 ] || { echo "$lock"; exit 0; }
+sync_lock=$lock
+if [ $sdk = 1 ] && [ $dev = 0 ]; then  # the dev lock has the SDKs already
+  [ "$lock" = locks/laptop.txt ] || { echo "install: --sdk is for the laptop lock on Linux x86_64 (this is $lock)" >&2; exit 1; }
+  sync_lock=$(mktemp --suffix=-laptop-sdk.txt)
+  "${PYTHON:-python3}" tools/sdk_lock.py locks/laptop.txt locks/dev.txt > "$sync_lock"
+fi
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && [ -z "${SB_INSTALL_NO_APT:-}" ]; then
   missing=()
@@ -98,7 +108,8 @@ bytecode=(--compile-bytecode)
 sdists=()
 for name in $(sed -n 's/^# sb-lock-sdists://p' "$lock"); do sdists+=(--no-binary "$name"); done
 CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$uv" pip sync --quiet --python "$py" --require-hashes "${bytecode[@]}" \
-  "${UV_SOURCES[@]}" --only-binary :all: "${sdists[@]}" --build-constraint locks/build.txt "$lock"
+  "${UV_SOURCES[@]}" --only-binary :all: "${sdists[@]}" --build-constraint locks/build.txt "$sync_lock"
+[ $sdk = 1 ] && [ $dev = 0 ] && touch "$VENV/.sb-sdk"
 
 # SB_INSTALL_TASKS=0: the harness alone (harness/tests/test_lock.py: task packages are not
 # part of the toolchain fingerprint).
@@ -114,4 +125,4 @@ fi
 [ $dev = 1 ] && members+=(-e integrations/inspect)  # sb_inspect: needs inspect-ai, which the dev lock holds
 "$uv" pip install --quiet --python "$py" --no-deps --no-build-isolation --offline "${members[@]}"
 "$py" tools/check_lock.py || echo "install: installed $lock as it is; tools/test.sh fails until it is relocked" >&2
-echo "install: $("$VENV/bin/sb" --version) with $((${#members[@]} / 2)) packages in $VENV, third-party from $lock, in $SECONDS s"
+echo "install: $("$VENV/bin/sb" --version) with $((${#members[@]} / 2)) packages in $VENV, third-party from $lock$([ $sdk = 1 ] && [ $dev = 0 ] && echo ' and the SDKs'), in $SECONDS s"

@@ -347,9 +347,11 @@ def test_a_missing_sdk_is_one_line_naming_the_extra(builtin_pm, monkeypatch):
     monkeypatch.setattr(sdk, "sdk_installed", lambda module: False)
     with pytest.raises(SbError) as info:
         resolve_model("claude-sonnet-4-5", builtin_pm)
-    assert str(info.value) == "model 'claude-sonnet-4-5' needs the anthropic adapter's SDK: pip install 'scratchbench[anthropic]'"
+    assert str(info.value) == ("model 'claude-sonnet-4-5' needs the anthropic adapter's SDK: `make install-sdk` in the "
+                               "checkout, pinned by its lock (or pip install 'scratchbench[anthropic]')")
     monkeypatch.setitem(sys.modules, "openai", None)
-    with pytest.raises(SbError, match=r"^the openai SDK is not installed: pip install 'scratchbench\[openai\]'$"):
+    with pytest.raises(SbError, match=r"^the openai SDK is not installed: `make install-sdk` in the checkout, pinned by "
+                                      r"its lock \(or pip install 'scratchbench\[openai\]'\)$"):
         sdk.require_sdk("openai", "openai")
 
 

@@ -41,7 +41,8 @@ def require_sdk(module: str, extra: str):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise SbError(f"the {module} SDK is not installed: pip install 'scratchbench[{extra}]'") from exc
+        raise SbError(f"the {module} SDK is not installed: `make install-sdk` in the checkout, pinned by its lock "
+                      f"(or pip install 'scratchbench[{extra}]')") from exc
 
 
 def sdk_installed(module: str) -> bool:
