@@ -440,6 +440,23 @@ def test_cmd_past_the_timeout_is_killed_and_adapter_error(fixture_task, tmp_path
     assert attempt.status == Status.ADAPTER_ERROR and "ran past 0.5s" in attempt.detail
 
 
+def test_cmd_stderr_is_kept_whatever_the_exit_in_a_file_the_entry_names(fixture_task, tmp_path):
+    """An agent that succeeds still said something worth reading: its stderr is written
+    beside the results file, and a failing one's too, beyond the last line in the detail."""
+    from sb.models.cmd import AGENT_STDERR_BYTES, CommandAdapter
+    script = 'printf "def add(a, b):\\n    return a + b\\n" > adder.py; echo "planning\nwrote adder.py" >&2'
+    doc, path = run_one(fixture_task, CommandAdapter(), script, None, tmp_path)
+    entry, = doc["tasks"]
+    assert entry["status"] == "passed" and entry["agent_stderr"] == f"{path.stem}.stderr/fixture_add.txt"
+    assert (path.parent / entry["agent_stderr"]).read_text() == "planning\nwrote adder.py\n"
+    loud = CommandAdapter().solve(f"head -c {AGENT_STDERR_BYTES + 10} /dev/zero | tr '\\0' x >&2; echo end >&2; "
+                                  "exit 4", fixture_task, tmp_path, ModelOptions())
+    assert loud.exit_status == 4 and loud.agent_stderr.endswith("xend\n")
+    assert len(loud.agent_stderr) == AGENT_STDERR_BYTES
+    quiet = CommandAdapter().solve("true", fixture_task, tmp_path, ModelOptions())
+    assert quiet.agent_stderr is None
+
+
 # -- end to end: sweep, grade, results file, check_cost ---------------------------------------
 
 def run_one(fixture_task, adapter, model, base_url, results_dir, settings=None):

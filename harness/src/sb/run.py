@@ -293,6 +293,8 @@ class _Schedule:
     def _persist(self, draw: _Draw, task: Task, graded: tuple) -> None:
         outcome, attempt, node = graded
         entry = {**task_entry(task, (outcome, attempt)), "executor": self.executor.name, "node": node}
+        if attempt is not None and attempt.agent_stderr:
+            entry["agent_stderr"] = _write_agent_stderr(draw.path, task.slug, attempt.agent_stderr)
         with draw.lock:
             draw.doc["tasks"].append(entry)
             draw.doc.get("received", {}).pop(task.slug, None)
@@ -399,6 +401,15 @@ def _tool_loop_attempt(task: Task, sweep: Sweep, workdir: Path) -> Attempt:
         return Attempt(status=Status.ADAPTER_ERROR, detail=f"adapter {sweep.adapter.name!r} cannot drive tool loops")
     from sb.toolloop import drive_tool_loop
     return drive_tool_loop(sweep.adapter, sweep.model, task, workdir, sweep.options)
+
+
+def _write_agent_stderr(results_path: Path, slug: str, text: str) -> str:
+    """An external agent's stderr, beside the results file: `<results stem>.stderr/<slug>.txt`;
+    returns that path relative to the results folder (what the task's entry names)."""
+    folder = results_path.with_name(results_path.stem + ".stderr")
+    folder.mkdir(exist_ok=True)
+    (folder / f"{slug}.txt").write_text(text, encoding="utf-8")
+    return f"{folder.name}/{slug}.txt"
 
 
 def task_entry(task: Task, graded: tuple) -> dict:

@@ -41,6 +41,7 @@ class Attempt:
     transport_failure: bool = False       # the call failed in transport (after its retries): no answer at all
     usage_missing: bool = False           # a priced model answered without usage: the cost is unknown, not zero
     turn_costs: list = field(default_factory=list)  # a tool loop's turns: {model, tokens, usd_cost} each
+    agent_stderr: str | None = None       # what an external agent (cmd:) wrote to stderr, its last AGENT_STDERR_BYTES
 
     @property
     def produced_files(self) -> bool:

@@ -5,7 +5,9 @@ with SB_TASK (the slug) and SB_PROMPT (the path of prompt.md, written outside th
 directory so it is never graded) in its environment, and SB_MODEL_SETTINGS (JSON) when the
 user set any knob. Whatever it leaves there is graded under the usual rules (declared
 names only). Its exit status is recorded; a non-zero exit, or running past the timeout,
-is adapter_error. It reports no tokens, so it has no usage and no cost.
+is adapter_error. What it writes to stderr is kept with the attempt whatever its exit (the
+last AGENT_STDERR_BYTES; sb run writes it to a file named in the task's entry). It reports
+no tokens, so it has no usage and no cost.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pathlib import Path
 from sb.hookspecs import hookimpl
 from sb.models.base import Attempt, ModelAdapter, ModelOptions
 from sb.outcome import Status
+
+AGENT_STDERR_BYTES = 65536
 
 
 class CommandAdapter(ModelAdapter):
@@ -55,16 +59,23 @@ def run_agent(command: str, workdir: Path, env: dict, timeout_s: float) -> Attem
         _, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        _, stderr = proc.communicate()
         return Attempt(status=Status.ADAPTER_ERROR, detail=f"the command ran past {timeout_s:g}s and was killed",
-                       exit_status=proc.returncode)
+                       exit_status=proc.returncode, agent_stderr=_tail(stderr))
     finally:
         untrack_group(proc.pid)
     if proc.returncode != 0:
         last = (stderr.decode("utf-8", errors="replace").strip().splitlines() or [""])[-1][:300]
-        return Attempt(status=Status.ADAPTER_ERROR, exit_status=proc.returncode,
+        return Attempt(status=Status.ADAPTER_ERROR, exit_status=proc.returncode, agent_stderr=_tail(stderr),
                        detail=f"the command exited with status {proc.returncode}" + (f": {last}" if last else ""))
-    return Attempt(model_answered=command, exit_status=0)
+    return Attempt(model_answered=command, exit_status=0, agent_stderr=_tail(stderr))
+
+
+def _tail(stderr: bytes | None) -> str | None:
+    """The last AGENT_STDERR_BYTES of what the agent wrote to stderr, as text; None for nothing."""
+    if not stderr:
+        return None
+    return stderr[-AGENT_STDERR_BYTES:].decode("utf-8", errors="replace")
 
 
 @hookimpl
