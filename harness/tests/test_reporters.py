@@ -43,3 +43,21 @@ def test_each_draw_reaches_each_reporter_and_failures_only_warn(pm):
     warnings = notify_reporters(runs, pm)
     assert collecting.seen == [("a-d1", "a.json"), ("a-d2", "b.json")]
     assert len(warnings) == 2 and all("dashboard down" in w for w in warnings)
+
+
+class Writing(Reporter):
+    name = "writing"
+
+    def report(self, doc, path):
+        return f"/logs/{doc['run_id']}.eval"
+
+
+def test_a_file_a_reporter_wrote_is_told_and_sb_run_prints_where(pm, capsys):
+    pm.register(reporter_plugin(Writing()), name="writing")
+    pm.register(reporter_plugin(Collecting()), name="collecting")   # wrote nothing: tells nothing
+    told = []
+    notify_reporters([({"run_id": "a-d1"}, "a.json")], pm, on_written=lambda name, path: told.append((name, path)))
+    assert told == [("writing", "/logs/a-d1.eval")]
+    from sb.report.terminal import print_reported
+    print_reported(*told[0])
+    assert capsys.readouterr().out == "writing: /logs/a-d1.eval\n"

@@ -274,7 +274,7 @@ def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, 
         for doc, path in runs:
             terminal.print_run_table(doc)
             terminal.print_results_written(path)
-    for warning in reporting.notify(runs):
+    for warning in reporting.notify(runs, on_written=None if as_json else terminal.print_reported):
         terminal.print_warning(warning)
     from sb.outcome import HARNESS_FAILURES
     harness_failed = any(e["status"] in HARNESS_FAILURES for doc, _ in runs for e in doc["tasks"])

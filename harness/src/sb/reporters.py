@@ -24,8 +24,9 @@ class Reporter(ABC):
     wants_files: ClassVar[bool] = False  # is handed each task's files as it finishes (task_finished)
 
     @abstractmethod
-    def report(self, doc: dict, path: Path) -> None:
-        """Publish one finished draw (`doc`, already written to `path`); raise to warn."""
+    def report(self, doc: dict, path: Path) -> Path | None:
+        """Publish one finished draw (`doc`, already written to `path`); raise to warn. Return
+        the file it wrote, if any: `sb run` prints where it went."""
 
     def configured(self, argument: str | None) -> "Reporter":
         """The reporter `--report NAME[:ARGUMENT]` asks for; SbError for a bad argument, so a
@@ -57,17 +58,21 @@ def chosen_reporters(specs, pm=None) -> dict:
     return chosen
 
 
-def notify_reporters(runs: list, pm=None, chosen: dict | None = None) -> list:
+def notify_reporters(runs: list, pm=None, chosen: dict | None = None, on_written=None) -> list:
     """Call reporter.report(doc, path) for every (doc, path) and every chosen reporter (by
-    default those that are not opt-in); return warnings, never raise."""
+    default those that are not opt-in); return warnings, never raise. `on_written(name,
+    path)` hears of each file a reporter says it wrote."""
     reporters = chosen if chosen is not None else chosen_reporters((), pm)
     warnings = []
     for name, reporter in reporters.items():
         for doc, path in runs:
             try:
-                reporter.report(doc, path)
+                written = reporter.report(doc, path)
             except Exception as exc:  # a third party's bug must not cost a finished sweep
                 warnings.append(f"reporter {name!r} failed on {path}: {type(exc).__name__}: {exc}")
+                continue
+            if written is not None and on_written is not None:
+                on_written(name, written)
     return warnings
 
 
@@ -110,9 +115,9 @@ class RunReporters:
         per_draw = Path(self.keep_dir) / f"{safe_name(doc['model'], 60)}-d{doc['draw']}" / entry["slug"]
         return per_draw if per_draw.is_dir() else Path(self.keep_dir) / entry["slug"]
 
-    def notify(self, runs: list) -> list:
+    def notify(self, runs: list, on_written=None) -> list:
         try:
-            return notify_reporters(runs, self.pm, self.reporters)
+            return notify_reporters(runs, self.pm, self.reporters, on_written)
         finally:
             if self._scratch is not None:
                 self._scratch.cleanup()

@@ -224,8 +224,8 @@ class InspectReporter(Reporter):
     def task_finished(self, entry: dict, doc: dict, files: dict) -> None:
         self.files.setdefault(doc["run_id"], {})[entry["slug"]] = files
 
-    def report(self, doc: dict, path: Path) -> None:
-        write_log(doc, self.log_dir, self.files.get(doc["run_id"], {}), source=path)
+    def report(self, doc: dict, path: Path) -> Path:
+        return write_log(doc, self.log_dir, self.files.get(doc["run_id"], {}), source=path)
 
 
 @hookimpl

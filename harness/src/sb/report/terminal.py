@@ -445,6 +445,11 @@ def _run_cost(doc: dict) -> str:
     return f"${doc['usd_cost']:.4f}{partial}"
 
 
+def print_reported(reporter: str, path) -> None:
+    """Where a reporter of the run (`--report NAME`) wrote what it made of a draw."""
+    console().print(f"{reporter}: {path}")
+
+
 def print_results_written(path) -> None:
     console().print(f"results: {path}")
 
