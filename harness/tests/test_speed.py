@@ -124,6 +124,26 @@ def test_short_response_is_flagged_and_chunks_counted_without_usage():
     assert record["token_source"] == "chunks" and record["output_tokens"] == 2 and record["flag"] == "short"
 
 
+def test_a_first_token_read_late_with_the_next_is_flagged_client_late_not_timed():
+    payload = _chunked(_sse(_delta({"content": "a"})), _sse(_delta({"content": "b"})), _sse(b"[DONE]"))
+    apart = _feed_bytewise(payload)                      # each byte its own read: each token its own stamp
+    apart.read_lag_ns = records.READ_LAG_BOUND_NS + 1
+    assert records.build_record(apart, 2, 0, 1, 1)["flag"] is None     # late, but one packet a read: exact
+    from sb.speed.client import RawResponse, _ResponseParser
+    import asyncio
+    loop = asyncio.new_event_loop()
+    try:
+        together = RawResponse(t_written_ns=1_000)
+        _ResponseParser(together, loop.create_future()).feed(50_000_000, payload)   # one read held both tokens
+    finally:
+        loop.close()
+    together.read_lag_ns = records.READ_LAG_BOUND_NS
+    assert records.build_record(together, 2, 0, 1, 1)["flag"] is None   # at the bound: still timed
+    together.read_lag_ns = records.READ_LAG_BOUND_NS + 1
+    record = records.build_record(together, 2, 0, 1, 1)
+    assert record["flag"] == "client-late" and record["first_read_shared"]
+
+
 def test_http_error_is_a_flagged_record_not_an_exception():
     body = b'{"error": "no such model"}'
     payload = b"HTTP/1.1 404 Not Found\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
@@ -170,10 +190,26 @@ def _valid(measurement, level):
     return [r for r in measurement.records if r["concurrency"] == level and r["flag"] is None]
 
 
+def _measured(measurement, level):
+    """The level's valid records; where a busy machine kept the client from reading in time,
+    the requests it could not time are flagged client-late, honestly, and the level's figures
+    are checked on the rest. One stream (a blocking read) is always timed."""
+    records = [r for r in measurement.records if r["concurrency"] == level]
+    late = [r for r in records if r["flag"] == "client-late"]
+    assert all(r["read_lag_ms"] > 10 and r["first_read_shared"] for r in late)
+    assert level != 1 or not late, late
+    valid = _valid(measurement, level)
+    if not valid:
+        assert late and len(late) == len(records), records
+    return valid
+
+
 @pytest.mark.parametrize("level", LEVELS)
 def test_time_to_first_token_matches_the_server_within_the_stated_error(scripted_run, level):
     measurement, truth = scripted_run
-    errors = [abs(r["ttft_s"] - _true_ttft(truth[r["id"]])) for r in _valid(measurement, level)]
+    errors = [abs(r["ttft_s"] - _true_ttft(truth[r["id"]])) for r in _measured(measurement, level)]
+    if not errors:
+        return
     assert figures.percentile(errors, 50) < TTFT_MEDIAN_ERROR_S, errors
     assert max(errors) < TTFT_MAX_ERROR_S, errors
 
@@ -182,13 +218,15 @@ def test_time_to_first_token_matches_the_server_within_the_stated_error(scripted
 def test_inter_token_latency_and_throughput_within_half_a_percent(scripted_run, level):
     measurement, truth = scripted_run
     itl_errors, rate_errors = [], []
-    for r in _valid(measurement, level):
+    for r in _measured(measurement, level):
         t = truth[r["id"]]
         true_itl = (t["sent_ns"][-1] - t["sent_ns"][0]) / 1e9 / (t["tokens"] - 1)
         true_rate = t["tokens"] / ((t["end_ns"] - t["read_ns"]) / 1e9)
         itl_errors.append(abs(r["itl_s"] / true_itl - 1))
         rate_errors.append(abs(r["tokens_per_s"] / true_rate - 1))
         assert r["itl_s"] == pytest.approx(ITL_MS / 1e3, rel=0.25)      # the script itself, loosely: a loaded box slows it
+    if not itl_errors:
+        return
     assert figures.percentile(itl_errors, 50) < RELATIVE_ERROR and max(itl_errors) < RELATIVE_MAX_ERROR, itl_errors
     assert figures.percentile(rate_errors, 50) < RELATIVE_ERROR and max(rate_errors) < RELATIVE_MAX_ERROR, rate_errors
 

@@ -63,6 +63,7 @@ class RawResponse:
     events: list = field(default_factory=list)      # (t_ns, event bytes)
     error: str | None = None
     keep_alive: bool = True
+    read_lag_ns: int = 0        # the longest a read of it waited after its kernel stamp (sb.speed.stamps)
     done: asyncio.Future | None = field(default=None, repr=False)
 
 
@@ -252,13 +253,16 @@ class _StampedSocket:
             return self._lose(exc)
         if not size:
             return self._lose(None)
-        self._feed(kernel_stamp(ancillary, now, wall), _READ_VIEW[:size].tobytes())
+        self._feed(kernel_stamp(ancillary, now, wall), _READ_VIEW[:size].tobytes(), now)
 
-    def _feed(self, stamp: int, data: bytes) -> None:
+    def _feed(self, stamp: int, data: bytes, read_ns: int | None = None) -> None:
         if self.tls is not None and not (data := self._decrypt(data)):
             return
         if self.parser is not None:
-            self.parser.feed(max(stamp, self.parser.raw.t_written_ns), data)
+            raw = self.parser.raw
+            if read_ns is not None:
+                raw.read_lag_ns = max(raw.read_lag_ns, read_ns - stamp)
+            self.parser.feed(max(stamp, raw.t_written_ns), data)
         else:
             self.early.append((stamp, data))
 
@@ -323,7 +327,7 @@ class _StampedSocket:
 
     def _feed_reads(self, reads: list) -> None:
         for now, wall, ancillary, data in reads:
-            self._feed(kernel_stamp(ancillary, now, wall), data)
+            self._feed(kernel_stamp(ancillary, now, wall), data, now)
         reads.clear()
 
     def _lose(self, exc) -> None:
