@@ -1,6 +1,7 @@
 """docs/validity.md: per task, how well its hidden tests are proven. Generated, never edited.
 
     python tools/validity.py [--jobs N] [--from FILE] [--update] [SLUG ...]
+    python tools/validity.py --worker-observed
 
 For every task (or those named): hand mutants caught / total, generated mutants (cosmic-ray's
 operators on the reference) killed / equivalent / total, contract clauses, hidden tests.
@@ -9,7 +10,9 @@ end); `--from FILE` renders from a saved `--json` run instead (`sb mutants --gen
 --json > FILE`). `--update SLUG ...` re-measures only the tasks named and keeps every other
 task's row from docs/validity.json (the full run takes hours; a change to a few tasks should
 not wait for it); the wall time shown is then the sum of every run behind the page.
-The raw figures are kept beside the page in docs/validity.json.
+`--worker-observed` re-derives only that column (one `sb validate --json` over every task,
+minutes rather than hours) and keeps every other figure. The raw figures are kept beside
+the page in docs/validity.json.
 """
 
 from __future__ import annotations
@@ -67,6 +70,15 @@ def collect(slugs: list, jobs: str, saved: str | None) -> dict:
     return {"rows": rows, "wall_s": round(time.monotonic() - started, 1)}
 
 
+def with_worker_observed(previous: dict) -> dict:
+    """The previous page's data with every task's worker-observed count derived afresh."""
+    started, rows = time.monotonic(), {slug: dict(row) for slug, row in previous.get("rows", {}).items()}
+    for validation in _sb_json("validate", "--tier", "all"):
+        if validation["slug"] in rows:
+            rows[validation["slug"]]["worker_observed"] = len(validation.get("worker_observed", []))
+    return {**previous, "rows": rows, "wall_s": round(previous.get("wall_s", 0) + time.monotonic() - started, 1)}
+
+
 def updated(previous: dict, fresh: dict) -> dict:
     """The previous page's data with the freshly measured tasks' rows replacing theirs."""
     rows = {**previous.get("rows", {}), **fresh["rows"]}
@@ -110,6 +122,12 @@ def render(data: dict) -> str:
 
 def main() -> None:
     args = sys.argv[1:]
+    if args == ["--worker-observed"]:
+        data = with_worker_observed(json.loads(DATA.read_text()))
+        DATA.write_text(json.dumps(data, indent=2) + "\n")
+        PAGE.write_text(render(data))
+        print(f"wrote {PAGE.relative_to(REPO)}: worker-observed counts of {len(data['rows'])} tasks")
+        return
     jobs = args[args.index("--jobs") + 1] if "--jobs" in args else "2"
     saved = args[args.index("--from") + 1] if "--from" in args else None
     flags = {"--jobs", "--from"}
