@@ -220,6 +220,29 @@ def test_a_folder_whose_owner_was_killed_is_removed_by_the_next_grading(tmp_path
     assert interrupt.reap_orphaned_folders(str(tmp_path)) == []
 
 
+def test_a_removal_a_writer_defeats_keeps_the_marker_and_the_next_reap_finishes_it(tmp_path, monkeypatch):
+    """A dead owner's child may still write in its folder while the folder is reaped: what
+    is left keeps the owner marker, so a later reap recognises it, never an unmarked folder."""
+    from sb import interrupt
+    folder = tmp_path / "sb-warm-judge-x"
+    (folder / "tmp").mkdir(parents=True)
+    (folder / "tmp" / "file").write_text("x")
+    namespace = os.readlink("/proc/self/ns/pid")
+    (folder / interrupt.OWNER_MARKER).write_text(f"999999999 1 {namespace}")  # no such process
+    real_rmtree = interrupt.shutil.rmtree
+
+    def writer_behind(path, ignore_errors=False):
+        real_rmtree(path, ignore_errors=ignore_errors)
+        os.makedirs(os.path.join(path, "late"))  # the still-living writer's next file
+
+    monkeypatch.setattr(interrupt.shutil, "rmtree", writer_behind)
+    assert interrupt.reap_orphaned_folders(str(tmp_path)) == [str(folder)]
+    assert (folder / interrupt.OWNER_MARKER).exists()
+    monkeypatch.setattr(interrupt.shutil, "rmtree", real_rmtree)
+    assert interrupt.reap_orphaned_folders(str(tmp_path)) == [str(folder)]
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("warm", ["0", "1"])
 def test_an_interrupt_while_a_sandbox_starts_leaves_no_process(fixture_task, plain_sandbox, monkeypatch, warm):
     """The worst moment: the child exists, nobody tracks it yet. The interrupt waits until

@@ -60,7 +60,7 @@ def lasting_directory(prefix: str) -> str:
 
 
 def remove_directory(path: str) -> None:
-    shutil.rmtree(path, ignore_errors=True)
+    remove_marker_last(path)
     with _lock:
         _folders.discard(path)
 
@@ -104,7 +104,7 @@ def clean_up() -> None:
         except (ProcessLookupError, PermissionError):
             pass
     for folder in folders:
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_marker_last(folder)
 
 
 OWNER_MARKER = ".sb-owner"
@@ -162,9 +162,41 @@ def reap_orphaned_folders(parent: str | None = None) -> list:
         except OSError:
             continue
         if _orphaned(owner, namespace):
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_marker_last(folder)
             removed.append(folder)
     return removed
+
+
+def remove_marker_last(folder: str) -> None:
+    """Remove `folder`, its owner marker last: a removal that a process still writing there
+    defeats leaves a folder the next reap recognises, never an unmarked one kept for good."""
+    for name in os.listdir(folder) if os.path.isdir(folder) else []:
+        if name != OWNER_MARKER:
+            path = os.path.join(folder, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                _unlink_quietly(path)
+    if len(_listdir_quietly(folder)) <= 1:
+        _unlink_quietly(os.path.join(folder, OWNER_MARKER))
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _listdir_quietly(folder: str) -> list:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 def _orphaned(owner: str, namespace: str | None) -> bool:
