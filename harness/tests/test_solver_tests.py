@@ -77,6 +77,12 @@ def _check(x):
 def helper(x):
     return x
 
+def run_case(x):
+    return _check(x)
+
+def looping(x):
+    return looping(x) or helper(x)
+
 def test_asserts():
     assert 1
 
@@ -93,11 +99,19 @@ def test_through_a_checking_helper():
 def test_through_a_helper_that_checks_nothing():
     helper(1)
 
+def test_through_a_helper_of_a_checking_helper():
+    run_case(1)
+
+def test_through_a_recursive_helper_that_checks_nothing():
+    looping(1)
+
 class TestGroup:
     def test_nothing(self):
         pass
 '''
-    assert functions_without_assertions(source) == ["test_through_a_helper_that_checks_nothing", "test_nothing"]
+    assert functions_without_assertions(source) == ["test_through_a_helper_that_checks_nothing",
+                                                    "test_through_a_recursive_helper_that_checks_nothing",
+                                                    "test_nothing"]
 
 
 def test_the_worker_side_ships_with_the_judge():
