@@ -774,8 +774,14 @@ def test_tls_endpoint_is_measured_like_plain_http_closed_and_open_loop(self_sign
         opened = measure(Plan(server.base_url, "m", rates=(16.0,), max_tokens=64, requests_per_level=16))
         truth = server.truth()
     for measurement in (closed, opened):
-        recs = measurement.records
-        assert recs and all(r["flag"] is None for r in recs), [r["error"] for r in recs]
+        # as over plain HTTP: what a busy machine kept the client from timing is flagged
+        # client-late and left out, one stream is always timed, and the rest meet the errors
+        late = [r for r in measurement.records if r["flag"] == "client-late"]
+        assert all(r["read_lag_ms"] > 10 and r["first_read_shared"] for r in late)
+        assert measurement is opened or all(r["concurrency"] != 1 for r in late), late
+        recs = [r for r in measurement.records if r["flag"] is None]
+        assert recs and len(recs) + len(late) == len(measurement.records), \
+            [(r["flag"], r["error"]) for r in measurement.records]
         errors = [abs(r["ttft_s"] - _true_ttft(truth[r["id"]])) for r in recs]
         assert figures.percentile(errors, 50) < TTFT_MEDIAN_ERROR_S and max(errors) < TTFT_MAX_ERROR_S, errors
         for r in recs:
