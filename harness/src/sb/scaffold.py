@@ -15,6 +15,15 @@ from sb.errors import SbError
 from sb.meta import SLUG
 
 
+def harness_requirement() -> str:
+    """The harness versions a new task declares it works with: this release's series
+    (`>=0.1,<0.2` for 0.1.x), so pip refuses to pair it with a harness of another series."""
+    from importlib.metadata import version
+    major, minor = (int(part) for part in version("scratchbench").split(".")[:2])
+    upper = f"{major}.{minor + 1}" if major == 0 else f"{major + 1}"
+    return f"scratchbench>={major}.{minor},<{upper}"
+
+
 def files(slug: str) -> dict:
     package = f"sb_task_{slug}"
     src = f"src/{package}"
@@ -28,7 +37,7 @@ name = "sb-task-{slug.replace('_', '-')}"
 version = "1.0.0"
 description = "scratchbench task: {slug}"
 requires-python = ">=3.11"
-dependencies = ["scratchbench"]
+dependencies = ["{harness_requirement()}"]
 
 [project.entry-points.sb]
 {slug} = "{package}"
