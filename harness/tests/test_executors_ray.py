@@ -404,8 +404,12 @@ def test_a_sweep_survives_a_killed_driver_and_a_lost_node(two_nodes, tmp_path):
     wait_for(lambda: not live_folder_owners(scratch), "the owners of the grading folders to end", 60,
              lambda: live_folder_owners(scratch))
     from sb.interrupt import reap_orphaned_folders
-    wait_for(lambda: reap_orphaned_folders(str(scratch)) is not None and not left_folders(scratch),
-             "the next reap to leave no grading folder", 30, lambda: left_folders(scratch))
+
+    def reaped_to_nothing() -> bool:
+        reap_orphaned_folders(str(scratch))
+        return not left_folders(scratch)
+
+    wait_for(reaped_to_nothing, "the next reap to leave no grading folder", 30, lambda: left_folders(scratch))
 
 
 def left_folders(scratch: Path) -> dict:
