@@ -115,9 +115,10 @@ class TestGroup:
 
 
 def test_the_worker_side_ships_with_the_judge():
-    """The probe is sent as source from the judge's own copy of the package."""
+    """The probe is sent as source from the judge's own copy of the package, and the patch
+    reader buggy versions are stored with lies beside it."""
     from sb.grading import JUDGE_HELPERS
-    assert {"solver_tests.py", "_solver_tests_probe.py"} <= set(JUDGE_HELPERS)
+    assert {"solver_tests.py", "_solver_tests_probe.py", "mutant_patch.py"} <= set(JUDGE_HELPERS)
     assert solver_tests._PROBE.endswith(".py")
 
 
@@ -135,3 +136,42 @@ def test_a_test_writing_task_is_graded_through_it(tmp_path, answer, status):
         failed = verdict["failed_tests"]
         assert any("test_catches_buggy_version" in t for t in failed)
         assert "test_solver_tests.py::test_passes_against_every_correct_module" not in failed
+
+
+_SHOWN = "def half(x):\n    return x / 2\n\n\ndef twice(x):\n    return x * 2\n"
+
+
+def _suite_folder(tmp_path, patch: str):
+    (tmp_path / "_good" / "as_shown").mkdir(parents=True)
+    (tmp_path / "_good" / "as_shown" / "m.py").write_text(_SHOWN)
+    (tmp_path / "_buggy" / "whole").mkdir(parents=True)
+    (tmp_path / "_buggy" / "whole" / "m.py").write_text(_SHOWN.replace("x * 2", "x + x + 1"))
+    (tmp_path / "_buggy" / "floor_half.patch").write_text(patch)
+    return solver_tests.SolverTests(tmp_path, test_file="test_m.py", module="m", functions=("half", "twice"),
+                                    run_order_seed=0, standalone_correct="as_shown")
+
+
+def test_a_buggy_version_is_a_patch_of_the_shown_one_or_a_whole_file(tmp_path):
+    """NAME.patch is the shown module with the patch's lines changed; NAME/m.py is read whole."""
+    suite = _suite_folder(tmp_path, "caught: halves with floor division\n--- a/m.py\n+++ b/m.py\n"
+                                    "@@ -2 +2 @@\n-    return x / 2\n+    return x // 2\n")
+    assert suite.buggy == ["floor_half", "whole"]
+    assert suite.load("buggy", "floor_half").half(3) == 1 and suite.load("buggy", "floor_half").twice(3) == 6
+    assert suite.load("buggy", "whole").twice(3) == 7
+    assert suite.load("good", "as_shown").half(3) == 1.5
+
+
+def test_a_patch_that_no_longer_applies_to_the_shown_version_fails_loudly(tmp_path):
+    """A patch written against an older shown version names the line instead of grading a third version."""
+    suite = _suite_folder(tmp_path, "caught: stale\n--- a/m.py\n+++ b/m.py\n"
+                                    "@@ -2 +2 @@\n-    return x / 3\n+    return x // 3\n")
+    with pytest.raises(ValueError, match="m.py"):
+        suite.load("buggy", "floor_half")
+
+
+def test_one_buggy_version_in_two_forms_is_refused(tmp_path):
+    suite_folder = _suite_folder(tmp_path, "caught: x\n--- a/m.py\n+++ b/m.py\n@@ -2 +2 @@\n-    return x / 2\n"
+                                           "+    return x // 2\n").folder
+    (suite_folder / "_buggy" / "floor_half").mkdir()
+    with pytest.raises(ValueError, match="floor_half"):
+        solver_tests.buggy_names(suite_folder / "_buggy")

@@ -260,7 +260,7 @@ def _judge_view_job(task: Task) -> Job:
 
 _PY_FLAGS = ("-s", "-B", "-P")
 JUDGE_HELPERS = ("source_checks.py", "sqlite_facade.py", "solver_tests.py",  # task authors' tools (standalone),
-                 "_solver_tests_probe.py")                                   # laid beside sb.judge
+                 "_solver_tests_probe.py", "mutant_patch.py")                # laid beside sb.judge
 GRADER_FILES = ("grading.py", "_runner.py", "judge.py", "_wire.py", "_worker.py", "warm.py", *JUDGE_HELPERS,
                 "sandbox/base.py", "sandbox/bwrap.py", "sandbox/view.py")
 

@@ -25,7 +25,9 @@ A task's hidden tests use it like this (tasks/test is the smallest example):
                         standalone_correct="rewritten")
 
 with `HERE/_good/NAME/money.py` the correct implementations (`as_shown` among them: the one
-the solver is shown, the oracle for calls) and `HERE/_buggy/NAME/money.py` the buggy ones.
+the solver is shown, the oracle for calls) and the buggy ones either as `HERE/_buggy/NAME.patch`,
+the lines a buggy version changes in the one shown (sb.mutant_patch's format, headed
+`caught: WHAT IS WRONG`), or as a whole file `HERE/_buggy/NAME/money.py`.
 """
 
 from __future__ import annotations
@@ -34,10 +36,12 @@ import ast
 import functools
 import importlib.util
 import random
+import types
 from importlib import resources
 from operator import getitem
 from pathlib import Path
 
+from sb import mutant_patch
 from sb.judge import shipped_probe, solution_source
 
 _PROBE = "_sb_solver_tests_probe.py"
@@ -157,7 +161,7 @@ class SolverTests:
         self.run_order_seed, self.standalone_correct, self.reference = run_order_seed, standalone_correct, reference
         self.alike, self.max_calls = alike, max_calls
         self.good = sorted(p.name for p in (self.folder / "_good").iterdir() if p.is_dir())
-        self.buggy = sorted(p.name for p in (self.folder / "_buggy").iterdir() if p.is_dir())
+        self.buggy = buggy_names(self.folder / "_buggy")
         self._loaded, self._results, self._paired = {}, None, {}
 
     # ------------------------------------------------------------ the implementations
@@ -165,12 +169,31 @@ class SolverTests:
     def load(self, kind: str, name: str):
         """One implementation, executed here in the judge: hidden-test code, never the solver's."""
         if (kind, name) not in self._loaded:
-            path = self.folder / f"_{kind}" / name / f"{self.module}.py"
-            spec = importlib.util.spec_from_file_location(f"_{self.module}_{kind}_{name}", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            self._loaded[(kind, name)] = module
+            patch = self.folder / "_buggy" / f"{name}.patch"
+            if kind == "buggy" and patch.is_file():
+                self._loaded[(kind, name)] = self._load_patched(name, patch)
+            else:
+                path = self.folder / f"_{kind}" / name / f"{self.module}.py"
+                spec = importlib.util.spec_from_file_location(f"_{self.module}_{kind}_{name}", path)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                self._loaded[(kind, name)] = module
         return self._loaded[(kind, name)]
+
+    def patched_source(self, patch: Path) -> str:
+        """A buggy version stored as a patch: the shown implementation with its lines changed."""
+        file_name = f"{self.module}.py"
+        shown = self.folder / "_good" / self.reference / file_name
+        changed = mutant_patch.apply({file_name: shown.read_bytes()}, mutant_patch.parse(patch.read_text("utf-8")).diff)
+        if set(changed) != {file_name}:
+            raise mutant_patch.PatchError(f"{patch.name}: a buggy version may change only {file_name}")
+        return changed[file_name].decode("utf-8")
+
+    def _load_patched(self, name: str, patch: Path):
+        module = types.ModuleType(f"_{self.module}_buggy_{name}")
+        module.__file__ = str(patch)
+        exec(compile(self.patched_source(patch), str(patch), "exec"), module.__dict__)  # noqa: S102 - hidden-test code
+        return module
 
     def run_order(self) -> list:
         versions = [("good", name) for name in self.good] + [("buggy", name) for name in self.buggy]
@@ -333,6 +356,15 @@ class SolverTests:
                 f"failed: {verdict(runs[second])} {second}, {verdict(runs[first])} alone): a run depends on an "
                 f"earlier one:\n{runs[second]['output']}")
         assert self.revealing_calls(name, runs["buggy after correct"])
+
+
+def buggy_names(folder: Path) -> list:
+    """The buggy versions in `folder`: NAME.patch files and NAME/ folders (one name, one form)."""
+    patches = {p.stem for p in folder.glob("*.patch")}
+    folders = {p.name for p in folder.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    if patches & folders:
+        raise ValueError(f"buggy versions stored both as a patch and as a folder: {sorted(patches & folders)}")
+    return sorted(patches | folders)
 
 
 def verdict(run: dict) -> tuple:
