@@ -1,11 +1,13 @@
-"""Runs in the solution's process: real threads racing for one bucket's tokens.
+"""Runs in the solution's process: real threads racing for one bucket's tokens, and
+two calls run step by step in every order of two stops (interleave, "races held open"
+below: a race entered by construction).
 
 The judge chooses the capacity, the rate, the number of threads and rounds; this file
 runs them and returns how many tokens were granted in each round, what available()
 reported meanwhile, and anything that raised or stopped making progress. No expected
 value and no oracle lives here: the judge compares the counts with the capacity.
 
-Why an unguarded bucket or limiter loses the race here on practically every round,
+Why an unguarded bucket or limiter loses the 50-thread race here on practically every round,
 however the OS schedules (a CPython bucket without a lock is otherwise almost never
 caught: its check-then-take runs between two thread switches):
 - the clock sleeps inside every reading ("it may take a moment to answer"), and moves
@@ -23,7 +25,9 @@ Sleeping never changes what a correct implementation computes: each yield is one
 the interleavings the OS could produce anyway.
 """
 
+import dis
 import random
+import sys
 import threading
 import time
 
@@ -131,13 +135,15 @@ class SlowTickingClock:
     wire round trip: a bucket that holds its lock while it reads the clock would wait
     for the judge's answers one at a time.)"""
 
-    def __init__(self, start, tick):
+    def __init__(self, start, tick, pause=True):
         self.now = start
         self._tick = tick
+        self._pause = pause
         self._lock = threading.Lock()
 
     def __call__(self):
-        _sleep(CLOCK_PAUSE_S)
+        if self._pause:
+            _sleep(CLOCK_PAUSE_S)
         with self._lock:
             self.now += self._tick
             return self.now
@@ -252,3 +258,204 @@ def replay(capacity, rate, start, requests):
         now[0] = t
         decisions.append(b.try_acquire(n))
     return decisions
+
+
+# ------------------------------------------------------------------ races held open
+#
+# Two threads call the solution, and the probe decides, step by step, which of them
+# runs: a step ends at each position of the solution's code, that is each new line of
+# bucket.py and each write to shared state (an attribute, an item, a global or a closure
+# cell). A schedule (x, y) lets the first thread pass x positions and stops it there;
+# lets the second pass y positions (or finish) and stops it; then runs the first to its
+# end, then the second. Every x and y is tried, each on a fresh bucket that holds one
+# token, so each check-then-take, read-then-write-back and get-or-create that no lock
+# guards is entered at each of its steps by the other thread's code: a wrong solution
+# grants two tokens in some round on every run, by construction. A thread that cannot
+# go on (it waits for a lock the stopped one holds) is seen blocked, and the other one
+# runs; a correct solution decides the same in every round.
+#
+# Blocked means: the thread made no step and its kernel state was "not runnable" in
+# every sample for BLOCKED_SAMPLES polls in a row (Linux /proc); where /proc cannot be
+# read, no step for FALLBACK_BLOCKED_S. Neither is a tolerance: a wrong call that should
+# have run is only run later, in the same round, and no verdict reads a time.
+
+POLL_S = 0.0005
+BLOCKED_SAMPLES = 8
+FALLBACK_BLOCKED_S = 0.05
+# Bounds for a solution that spins (a busy-wait passes positions forever): a thread
+# let run to its end that passes SPIN_POSITIONS without finishing is waiting for the
+# other, as if blocked; a schedule stops at MAX_POSITIONS, a sweep at MAX_ROUNDS.
+SPIN_POSITIONS = 1000
+MAX_POSITIONS = 200
+MAX_ROUNDS = 2000
+_WRITES = {dis.opmap[name] for name in ("STORE_ATTR", "STORE_SUBSCR", "STORE_GLOBAL", "STORE_DEREF",
+                                       "DELETE_ATTR", "DELETE_SUBSCR", "DELETE_GLOBAL", "DELETE_DEREF")}
+_write_offsets = {}
+
+
+def _writes(code):
+    offsets = _write_offsets.get(code)
+    if offsets is None:
+        offsets = _write_offsets[code] = {i.offset for i in dis.get_instructions(code) if i.opcode in _WRITES}
+    return offsets
+
+
+class _Stepper:
+    """One thread of a schedule: it runs `op` and stops before its position
+    `allowed + 1` until the controller allows more (`allowed` None: no stop)."""
+
+    def __init__(self, cond, op, name):
+        self._cond, self._op, self._file = cond, op, bucket.__file__
+        self.allowed, self.passed, self.steps = 0, 0, 0
+        self.paused = self.done = False
+        self.result = self.error = self.native_id = None
+        self.thread = threading.Thread(target=self._body, name=name, daemon=True)
+
+    def _body(self):
+        self.native_id = threading.get_native_id()
+        sys.settrace(self._trace)
+        try:
+            self.result = self._op()
+        except BaseException as exc:  # reported to the judge
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            sys.settrace(None)
+            with self._cond:
+                self.done = True
+                self._cond.notify_all()
+
+    def _trace(self, frame, event, arg):
+        if frame.f_code.co_filename != self._file:
+            return None
+        frame.f_trace_opcodes = True
+        return self._local
+
+    def _local(self, frame, event, arg):
+        self.steps += 1
+        if event == "line" or (event == "opcode" and frame.f_lasti in _writes(frame.f_code)):
+            with self._cond:
+                self.passed += 1
+                while self.allowed is not None and self.passed > self.allowed:
+                    self.paused = True
+                    self._cond.notify_all()
+                    self._cond.wait()
+                self.paused = False
+        return self._local
+
+    def stopped(self):
+        return self.paused and self.allowed is not None and self.passed > self.allowed
+
+
+def _kernel_state(native_id):
+    try:
+        with open(f"/proc/self/task/{native_id}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _advance(cond, s, allowed):
+    """Let `s` pass `allowed` positions in all (None: all it has); return "paused",
+    "done", "blocked" or "stuck" (no step for STALL_S)."""
+    with cond:
+        s.allowed = allowed
+        cond.notify_all()
+    quiet, steps, since, start = 0, s.steps, _monotonic(), s.passed
+    while True:
+        with cond:
+            if s.done:
+                return "done"
+            if s.stopped():
+                return "paused"
+            if allowed is None and s.passed - start > SPIN_POSITIONS:
+                return "blocked"
+            cond.wait(POLL_S)
+        state = _kernel_state(s.native_id)
+        if s.steps != steps or state == "R":
+            quiet, steps, since = 0, s.steps, _monotonic()
+            continue
+        quiet += 1
+        waited = _monotonic() - since
+        if (state is not None and quiet >= BLOCKED_SAMPLES) or (state is None and waited > FALLBACK_BLOCKED_S):
+            with cond:
+                if not (s.done or s.stopped()):
+                    return "blocked"
+        if waited > STALL_S:
+            return "stuck"
+
+
+def _finish(cond, first, second):
+    """Run the first to its end, then the second; whichever waits on the other lets it
+    run. False when both are blocked or one is stuck (a deadlock)."""
+    while not (first.done and second.done):
+        for s in (first, second):
+            if not s.done:
+                outcome = _advance(cond, s, None)
+                if outcome == "stuck":
+                    return False
+                if outcome == "done":
+                    break
+        else:
+            return False
+    return True
+
+
+def _one_schedule(target, ops, x, y):
+    cond = threading.Condition()
+    first, second = (_Stepper(cond, lambda op=op: op(target), f"step{i}") for i, op in enumerate(ops))
+    for s in (first, second):
+        s.thread.start()
+    for s in (first, second):  # both stopped before their first position
+        _advance(cond, s, 0)
+    at = [_advance(cond, first, x), _advance(cond, second, y)]
+    finished = "stuck" not in at and _finish(cond, first, second)
+    return at, finished, first, second
+
+
+def _observed(value):
+    """A call's answer as data: a bool, an int or a float as it is (the judge checks the
+    type), a list of answers item by item, anything else as its repr."""
+    if type(value) is list:
+        return [_observed(v) for v in value]
+    return value if type(value) in (bool, float, int) else repr(value)
+
+
+def interleave(scenario, seed):
+    """Every schedule (x, y) of two calls, each on a fresh bucket (or limiter key) that
+    holds one token: "take" is try_acquire() against try_acquire(); "read" is
+    available() then wait_time() against try_acquire(); "first_use" is the limiter's
+    try_acquire(key) against the same, for a key never used. Per schedule: what each
+    call returned, then what three more try_acquire() calls returned (the tokens left)."""
+    rounds = []
+    with _TimeModuleWatch() as watch:
+        x = 0
+        while x <= MAX_POSITIONS and len(rounds) < MAX_ROUNDS:
+            y = 0
+            while y <= MAX_POSITIONS and len(rounds) < MAX_ROUNDS:
+                target, ops, more = _scenario(scenario, seed, len(rounds))
+                at, finished, first, second = _one_schedule(target, ops, x, y)
+                rounds.append({"x": x, "y": y, "at": at, "finished": finished,
+                               "first": _observed(first.result), "second": _observed(second.result),
+                               "errors": [e for e in (first.error, second.error) if e],
+                               "positions": [first.passed, second.passed],
+                               "after": [_observed(more()) for _ in range(3)] if finished else []})
+                if not finished or at[1] != "paused":
+                    break
+                y += 1
+            if not finished or at[0] != "paused":
+                break
+            x += 1
+    return {"rounds": rounds, "time_module_calls": watch.calls}
+
+
+def _scenario(name, seed, i):
+    clock = SlowTickingClock(1000.0 + i, 1e-9, pause=False)
+    if name == "first_use":
+        limiter, key = RateLimiter(1, 1e-3, clock), f"client-{seed}-{i}"
+        take = lambda lim: lim.try_acquire(key)  # noqa: E731
+        return limiter, (take, take), lambda: limiter.try_acquire(key)
+    b = TokenBucket(1, 1e-3, clock)
+    take = lambda bk: bk.try_acquire()  # noqa: E731
+    if name == "take":
+        return b, (take, take), b.try_acquire
+    return b, ((lambda bk: [bk.available(), bk.wait_time()]), take), b.try_acquire

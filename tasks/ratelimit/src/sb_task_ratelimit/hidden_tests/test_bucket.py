@@ -6,15 +6,33 @@ reading the solution takes is recorded here); the solution gets only each clock'
 through _probe_bucket, which returns grant counts; the judge compares them with the
 capacity.
 
-Near certain for a wrong answer: the probe's clock sleeps in every reading, and its
-tracer sleeps at every line of the solution and at a seeded tenth of its bytecodes,
-so an unguarded check-then-take, refill or get-or-create is entered by other threads
-on practically every round (see the probe's docstring); each test runs several
-rounds of 50 threads. Measured on the hand mutants: every one fails every run.
+Two kinds of race test. Held open, by construction (test_*_stopped_at_any_step_*):
+the probe runs two calls on a bucket (or a limiter key) that holds one token, step by
+step (a step ends at each new line of bucket.py and before each write to an attribute,
+item, global or closure cell), and tries every schedule of two stops: the first call
+stopped before its x-th step while the second runs to its y-th, then each to its end.
+So every check-then-take, refill-then-write-back and get-or-create that no lock guards
+is entered by the other call between its two halves in some round, and a wrong
+solution grants the one token twice on every run, whatever the OS does. Measured, 6
+gradings each, on the race hand mutants and eleven more racy versions: each fails
+these tests in every grading, but for the mutant that switches the probe's tracer off
+(caught by the judge's clock, below).
+Many threads at once (test_threads_never_overdraw, test_reading_the_balance_never_undoes_a_take,
+test_limiter_first_use_of_a_key_from_many_threads): 50 threads per round, the probe's
+clock sleeping in every reading and its tracer at every line and a seeded tenth of the
+bytecodes, so those races are entered by chance on practically every round. The
+limiter's reads the judge's clock, which nothing in the solution's process can quicken:
+it still catches an unguarded get-or-create in a solution that switches the probe's
+tracer off (the step-by-step schedules need that tracer too).
+
 False-failure probability for a right answer: 0. A correct bucket grants exactly its
-capacity per round under every interleaving, no assertion depends on timing, and
-the only time bound is the probe's deadlock detector (10 s without one completed
-request, where a correct run completes one every few milliseconds).
+capacity under every interleaving, and stopping a thread between two steps is one of
+the interleavings the OS could produce. A thread waiting for a lock the stopped one
+holds is seen blocked (no step, and not runnable in the kernel for 8 polls in a row;
+no step for 50 ms where /proc cannot be read) and the other runs: that only orders
+the two calls, no assertion depends on timing, and the only time bound is the
+deadlock detector (10 s without a step or a completed request, where a correct run
+makes one every few milliseconds).
 """
 import random
 from fractions import Fraction
@@ -300,6 +318,53 @@ def test_reading_the_balance_never_undoes_a_take():
     for round_balances in seen["balances"]:
         assert len(round_balances) == 120
         assert all(isinstance(b, float) and 0 <= b <= capacity for b in round_balances), round_balances
+
+
+def _every_schedule(scenario):
+    """Every schedule of two calls on a bucket (or a limiter key) holding one token,
+    run by the probe step by step (see its "races held open"): what each round gave."""
+    seen = P.interleave(scenario, 7)
+    rounds = seen["rounds"]
+    assert seen["time_module_calls"] == {}, seen["time_module_calls"]
+    assert len(rounds) > 1 and max(r["positions"][0] for r in rounds) > 1, \
+        "the probe saw none of the solution's code run"
+    for r in rounds:
+        assert r["errors"] == [], r
+        assert r["finished"], f"the two calls made no progress for 10 s: deadlocked ({r})"
+    return rounds
+
+
+def _grants(round_, calls):
+    values = [round_[c] for c in calls] + round_["after"]
+    assert all(type(v) is bool for v in values), round_
+    return sum(values)
+
+
+def test_a_take_stopped_at_any_step_never_grants_twice():
+    """try_acquire() against try_acquire() on a bucket of one token, the first stopped
+    before each step of its code in turn while the second runs to each of its steps:
+    a check-then-take or a refill's write-back that no lock guards is entered at every
+    step, so an unguarded bucket grants the one token twice in some round, every run."""
+    for r in _every_schedule("take"):
+        assert _grants(r, ["first", "second"]) == 1, r
+
+
+def test_a_read_stopped_at_any_step_never_undoes_a_take():
+    """available() then wait_time() against try_acquire(), interleaved at every step:
+    a read that refills without the bucket's lock writes back the balance from before
+    the take, and the token is granted again."""
+    for r in _every_schedule("read"):
+        assert _grants(r, ["second"]) == 1, r
+        balance, wait = r["first"]
+        assert type(balance) is float and 0 <= balance <= 1, r
+        assert type(wait) is float and wait >= 0, r
+
+
+def test_first_use_stopped_at_any_step_makes_one_bucket():
+    """Two first requests for a new key of a limiter of capacity 1, interleaved at every
+    step: a get-or-create that no lock guards makes two full buckets in some round."""
+    for r in _every_schedule("first_use"):
+        assert _grants(r, ["first", "second"]) == 1, r
 
 
 def test_limiter_keys_are_independent():
