@@ -149,3 +149,19 @@ def test_a_screen_is_kept_beside_calibration_and_is_not_calibration():
 def test_a_malformed_screen_names_the_field(entry, problem):
     with pytest.raises(TaskError, match=r"field 'screen\[0\]'.*" + problem.replace("(", r"\(")):
         parse_meta(meta_with(screen=[entry]), "p/meta.yaml")
+
+
+def test_a_starter_file_the_reference_leaves_out_is_graded_as_the_starter_has_it(tmp_path):
+    """The module a test-writing task shows lives once, in starter/: the reference is the
+    starter with reference/ written over it, exactly what a solver who keeps the file hands in."""
+    import shutil
+
+    from conftest import FIXTURE_TASK_DIR
+    from sb.task import load_task_dir
+    folder = tmp_path / "sb_task_fixture_add"
+    shutil.copytree(FIXTURE_TASK_DIR, folder)
+    (folder / "starter" / "notes.txt").write_text("kept as given\n")
+    task = load_task_dir(folder, package="sb_task_fixture_add")
+    assert task.reference_files["notes.txt"] == b"kept as given\n"
+    assert task.reference_files["adder.py"] == (folder / "reference" / "adder.py").read_bytes()
+    assert task.reference_files["adder.py"] != task.starter_files["adder.py"]

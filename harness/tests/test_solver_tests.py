@@ -175,3 +175,54 @@ def test_one_buggy_version_in_two_forms_is_refused(tmp_path):
     (suite_folder / "_buggy" / "floor_half").mkdir()
     with pytest.raises(ValueError, match="floor_half"):
         solver_tests.buggy_names(suite_folder / "_buggy")
+
+
+_FLOOR_HALF = ("caught: halves with floor division\n--- a/m.py\n+++ b/m.py\n"
+               "@@ -2 +2 @@\n-    return x / 2\n+    return x // 2\n")
+
+
+def test_standard_checks_are_the_five_named_checks_over_every_buggy_version(tmp_path):
+    """Every test-writing task's test_solver_tests.py is this call: its names are the ids contract.yaml cites."""
+    suite = _suite_folder(tmp_path, _FLOOR_HALF)
+    checks = solver_tests.standard_checks(suite, min_tests=3, correct_versions_hold=lambda: True,
+                                          really_differs=lambda name: True, standalone=("whole",),
+                                          shown_file_unchanged=True)
+    assert list(checks) == ["test_m_py_is_left_as_given", "test_passes_against_every_correct_module",
+                            "test_has_enough_passing_tests", "test_every_test_asserts_something",
+                            "test_catches_buggy_version", "test_each_run_stands_on_its_own"]
+    params = {name: [mark.args for mark in getattr(check, "pytestmark", [])] for name, check in checks.items()}
+    assert params["test_catches_buggy_version"] == [("version", ["floor_half", "whole"])]
+    assert params["test_each_run_stands_on_its_own"] == [("version", ("whole",))]
+
+
+@pytest.mark.parametrize("held", [False, ["a correct version returned 2 for half(3)"]])
+def test_a_guard_that_finds_a_correct_version_wrong_fails_the_correct_versions_check(tmp_path, held, monkeypatch):
+    suite = _suite_folder(tmp_path, _FLOOR_HALF)
+    monkeypatch.setattr(suite, "check_passes_on_every_correct_version", lambda: None)
+    checks = solver_tests.standard_checks(suite, min_tests=3, correct_versions_hold=lambda: held,
+                                          really_differs=lambda name: True, standalone=())
+    with pytest.raises(AssertionError, match="grader defect"):
+        checks["test_passes_against_every_correct_module"]()
+
+
+def test_a_buggy_version_that_departs_nowhere_fails_before_any_run(tmp_path):
+    suite = _suite_folder(tmp_path, _FLOOR_HALF)
+    checks = solver_tests.standard_checks(suite, min_tests=3, correct_versions_hold=lambda: True,
+                                          really_differs=lambda name: name != "whole", standalone=())
+    with pytest.raises(AssertionError, match="'whole' departs nowhere"):
+        checks["test_catches_buggy_version"]("whole")
+
+
+def test_every_test_writing_task_judges_with_exactly_the_module_its_solver_is_shown():
+    """_good/as_shown is the judge's copy of the starter's module (the judge never reads the
+    starter): a copy that drifted would grade the solver's tests against another module."""
+    from sb.plugins import load_plugins
+    from sb.catalog import load_tasks
+    checked = 0
+    for task in load_tasks(load_plugins()).values():
+        shown = {name.removeprefix("_good/as_shown/"): data for name, data in task.hidden_test_files.items()
+                 if name.startswith("_good/as_shown/") and "__pycache__" not in name}
+        for name, data in shown.items():
+            assert task.starter_files.get(name) == data, f"{task.slug}: _good/as_shown/{name} is not starter/{name}"
+            checked += 1
+    assert checked >= 14

@@ -27,7 +27,9 @@ A task's hidden tests use it like this (tasks/test is the smallest example):
 with `HERE/_good/NAME/money.py` the correct implementations (`as_shown` among them: the one
 the solver is shown, the oracle for calls) and the buggy ones either as `HERE/_buggy/NAME.patch`,
 the lines a buggy version changes in the one shown (sb.mutant_patch's format, headed
-`caught: WHAT IS WRONG`), or as a whole file `HERE/_buggy/NAME/money.py`.
+`caught: WHAT IS WRONG`), or as a whole file `HERE/_buggy/NAME/money.py`. Its
+test_solver_tests.py is then `standard_checks(SUITE, ...)`: the same five checks under the
+same names in every such task.
 """
 
 from __future__ import annotations
@@ -356,6 +358,63 @@ class SolverTests:
                 f"failed: {verdict(runs[second])} {second}, {verdict(runs[first])} alone): a run depends on an "
                 f"earlier one:\n{runs[second]['output']}")
         assert self.revealing_calls(name, runs["buggy after correct"])
+
+
+def standard_checks(suite: SolverTests, *, min_tests: int, correct_versions_hold, really_differs,
+                    standalone: tuple, shown_file_unchanged: bool = False) -> dict:
+    """The hidden tests every test-writing task makes, as pytest test functions under the names
+    contract.yaml files cite; a task's test_solver_tests.py puts them in its namespace:
+
+        globals().update(standard_checks(SUITE, min_tests=8, correct_versions_hold=...,
+                                         really_differs=version_really_differs,
+                                         standalone=STANDALONE_BUGGY))
+
+    `correct_versions_hold()` is the task's guard for the grader itself (every correct version
+    keeps the contract against an independent model): it returns True, or the list of what
+    failed, empty when nothing did. `really_differs(name)` is the guard that a buggy version
+    departs somewhere on the documented domain. `standalone` names the buggy versions whose
+    runs must decide the same after another run in one folder. With `shown_file_unchanged`
+    the module the solver was shown must be left exactly as given."""
+    import pytest  # only a task's hidden tests, run under pytest, build these
+
+    def test_passes_against_every_correct_module():
+        suite.check_passes_on_every_correct_version()
+        held = correct_versions_hold()
+        assert held is True or held == [], f"a correct version breaks the contract (a grader defect): {held}"
+
+    def test_has_enough_passing_tests():
+        suite.check_enough_tests(min_tests)
+
+    def test_every_test_asserts_something():
+        suite.check_every_test_asserts()
+
+    @pytest.mark.parametrize("version", suite.buggy)
+    def test_catches_buggy_version(version):
+        assert really_differs(version), f"buggy version {version!r} departs nowhere (a grader defect)"
+        suite.check_catches(version)
+
+    @pytest.mark.parametrize("version", standalone)
+    def test_each_run_stands_on_its_own(version):
+        assert really_differs(version), f"buggy version {version!r} departs nowhere (a grader defect)"
+        suite.check_runs_stand_alone(version)
+
+    checks = [test_passes_against_every_correct_module, test_has_enough_passing_tests,
+              test_every_test_asserts_something, test_catches_buggy_version, test_each_run_stands_on_its_own]
+    if shown_file_unchanged:
+        checks.insert(0, _shown_file_check(suite))
+    return {check.__name__: check for check in checks}
+
+
+def _shown_file_check(suite: SolverTests):
+    file_name = f"{suite.module}.py"
+    shown = suite.folder / "_good" / suite.reference / file_name
+
+    def check():
+        assert solution_source(file_name) == shown.read_text(encoding="utf-8"), f"{file_name} was changed"
+        suite.check_passes_on_every_correct_version()
+
+    check.__name__ = check.__qualname__ = f"test_{suite.module}_py_is_left_as_given"
+    return check
 
 
 def buggy_names(folder: Path) -> list:

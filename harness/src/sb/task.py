@@ -60,7 +60,9 @@ class Task:
 
     @cached_property
     def reference_files(self) -> FileSet:
-        return read_tree(self.root.joinpath("reference"))
+        """reference/ over the starter: a starter file the reference leaves as given (the
+        module a test-writing task shows) is graded exactly as a solver who keeps it."""
+        return {**self.starter_files, **read_tree(self.root.joinpath("reference"))}
 
     @cached_property
     def hidden_test_files(self) -> FileSet:
@@ -234,9 +236,8 @@ def _check_layout(task: Task) -> None:
     starter = tree_names(task.root.joinpath("starter"))
     if not starter:
         raise TaskError(f"{pkg}/starter: missing or empty (the starter declares the solution's files)")
-    missing = sorted(starter - tree_names(task.root.joinpath("reference")))
-    if missing:
-        raise TaskError(f"{pkg}/reference: missing starter file {missing[0]!r}")
+    if not task.root.joinpath("reference").is_dir():
+        raise TaskError(f"{pkg}/reference: missing (a correct solution; starter files it keeps may be left out)")
     if not any(n.rsplit("/", 1)[-1].startswith("test_") for n in tree_names(task.root.joinpath("hidden_tests"))):
         raise TaskError(f"{pkg}/hidden_tests: no test_*.py file")
 

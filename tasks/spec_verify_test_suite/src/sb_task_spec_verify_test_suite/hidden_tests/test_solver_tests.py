@@ -2,35 +2,16 @@
 implementation, see _suite.py): it must pass against every correct implementation, hold
 enough real tests, fail against every buggy version of spec_verify.py for a reason that shows
 in what the run asked that version, and decide the same when an earlier run went first."""
-import pytest
+from sb.solver_tests import standard_checks
 
 from _suite import STANDALONE_BUGGY, SUITE, correct_versions_meet_the_contract, version_really_differs
 
-MIN_TESTS = 10
-
-
-def test_passes_against_every_correct_module():
-    SUITE.check_passes_on_every_correct_version()
-    # a guard for the grader itself: every correct implementation keeps the stated contract
-    # against an independent model in exact rational arithmetic
-    assert correct_versions_meet_the_contract() == []
-
-
-def test_has_enough_passing_tests():
-    SUITE.check_enough_tests(MIN_TESTS)
-
-
-def test_every_test_asserts_something():
-    SUITE.check_every_test_asserts()
-
-
-@pytest.mark.parametrize("version", SUITE.buggy)
-def test_catches_buggy_version(version):
-    assert version_really_differs(version)
-    SUITE.check_catches(version)
-
-
-@pytest.mark.parametrize("version", STANDALONE_BUGGY)
-def test_each_run_stands_on_its_own(version):
-    assert version_really_differs(version)
-    SUITE.check_runs_stand_alone(version)
+# a guard for the grader itself: every correct implementation keeps the stated contract
+# against an independent model in exact rational arithmetic
+globals().update(standard_checks(
+    SUITE,
+    min_tests=10,
+    correct_versions_hold=correct_versions_meet_the_contract,
+    really_differs=version_really_differs,
+    standalone=STANDALONE_BUGGY,
+))
