@@ -1,11 +1,15 @@
 # The two set-up commands of the README.
-.PHONY: run test install install-dev install-sdk
+.PHONY: run test lint install install-dev install-sdk
 
 run: install          ## install, then the control run: the reference solves every task
 	.venv/bin/sb run --model reference
 
 test: install-dev     ## install with the test tools, then every check CI runs
 	bash tools/test.sh
+
+lint:                 ## ruff and mypy as tools/test.sh runs them (needs make install-dev once)
+	.venv/bin/ruff check
+	.venv/bin/mypy
 
 install:
 	bash tools/install.sh

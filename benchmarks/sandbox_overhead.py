@@ -77,8 +77,9 @@ def bare_pytest(task) -> float:
         env = {**os.environ, **PINNED_ENV, "SB_BENCH_TESTS": str(layout["hidden_tests"]),
                "PYTHONPATH": os.pathsep.join([str(layout["solution"]), str(layout["harness"])])}
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "sb_bench_local_probes",
-                               str(layout["hidden_tests"])], cwd=layout["solution"], env=env, capture_output=True)
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               "-p", "sb_bench_local_probes", str(layout["hidden_tests"])],
+                              cwd=layout["solution"], env=env, capture_output=True)
         elapsed = time.perf_counter() - start
     assert done.returncode == 0, done.stdout.decode()[-2000:]
     return elapsed
@@ -95,7 +96,8 @@ def single_process(task, runner: bytes) -> float:
         env = {"PATH": "/usr/bin:/bin", **PINNED_ENV, "HOME": str(layout["scratch"]),
                "TMPDIR": str(layout["scratch"] / "tmp")}
         argv = [sys.executable, "-s", "-B", "-P", str(layout["harness"] / "runner.py"), str(layout["solution"]),
-                str(layout["hidden_tests"]), str(layout["harness"] / "pytest.ini"), str(write_fd), ",".join(task.meta.deps)]
+                str(layout["hidden_tests"]), str(layout["harness"] / "pytest.ini"), str(write_fd),
+                ",".join(task.meta.deps)]
         job = Job(argv=argv, cwd=layout["solution"], env=env, timeout_s=task.meta.time_limit_s,
                   writable=(layout["solution"], layout["scratch"]), masked=view.masked, pass_fds=(write_fd,),
                   readable=(*view.readable, str(layout["harness"]), str(layout["hidden_tests"])))

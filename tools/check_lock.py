@@ -1,10 +1,10 @@
 """The lock's inputs and its check.
 
 The locks (locks/laptop.txt, locks/dev.txt, and the platform locks of PLATFORM_LOCKS) pin
-every third-party distribution with its hashes; the workspace's own packages (the harness and one per task) are not in them: they
-are installed editable from the working tree with --no-deps, so nothing they ask for is
-resolved at install time. This file says what each tier asks for and checks that its lock
-satisfies it:
+every third-party distribution with its hashes; the workspace's own packages (the harness
+and one per task) are not in them: they are installed editable from the working tree with
+--no-deps, so nothing they ask for is resolved at install time. This file says what each
+tier asks for and checks that its lock satisfies it:
 
   python tools/check_lock.py                 fail, one line per problem, when a pyproject (the
                                              harness's or any task's) asks for something a lock

@@ -41,7 +41,8 @@ def main(argv=None) -> int:
     if committed == fresh:
         print(f"render_chart: {target} matches a fresh render")
         return 0
-    diff = list(difflib.unified_diff(committed.splitlines(), fresh.splitlines(), "committed", "fresh", lineterm="", n=0))
+    diff = list(difflib.unified_diff(committed.splitlines(), fresh.splitlines(), "committed", "fresh",
+                                     lineterm="", n=0))
     print(f"render_chart: {target} differs from a fresh render ({len(diff)} diff lines); "
           "run: python tools/render_chart.py", *diff[:10], sep="\n")
     return 1

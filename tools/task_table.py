@@ -21,7 +21,8 @@ def table() -> str:
     for r in rows:
         tier = r["tier"] + (f" ({r['accelerator']})" if r["accelerator"] else "")
         probes = r["probes"].replace("|", "/")
-        lines.append(f"| {r['slug']} | {r['suite']} | {r['category']} | {tier} | {r['difficulty']} | {r['set']} | {probes} |")
+        lines.append(f"| {r['slug']} | {r['suite']} | {r['category']} | {tier} | {r['difficulty']} "
+                     f"| {r['set']} | {probes} |")
     return "\n".join(lines)
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The project's test command (the README's `make test`): every task's contract and mutants,
-# the flake checks, then the harness's own tests. Any failure fails the whole run.
+# The project's test command (the README's `make test`): lint and types, every task's contract
+# and mutants, the flake checks, then the harness's own tests. Any failure fails the whole run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -13,6 +13,11 @@ stage() {  # a stage's name, and how long the previous one took (the CI log show
 }
 python tools/check_lock.py   # every pyproject's requirements are in the locks (else it names the package and: bash tools/lock.sh)
 
+# ruff and mypy as configured in pyproject.toml (what they cover, and why tasks/ is left out);
+# `make lint` runs the same two.
+stage "lint and types"
+ruff check
+mypy
 stage "sb validate --tier all"
 sb validate --tier all --jobs "$jobs"
 # --first-failure: each mutant's grading stops at its first failing test; the same verdicts

@@ -18,8 +18,9 @@ emits </s> stops early, so the output layer is biased toward the printable token
 embedding carries a large constant in dimension 0, the blocks' output projections are
 tiny (the residual stays close to the embedding), and the output rows of printable tokens
 weigh dimension 0 by +4, the others by -4: after the final norm that is a logit gap of about
-50 against noise of about 2, so no repetition penalty or sampler setting can pick a byte. At temperature 0 it therefore always generates printable characters, one
-token per streamed chunk. llama-cpp-python's server serves one request at a time.
+50 against noise of about 2, so no repetition penalty or sampler setting can pick a byte.
+At temperature 0 it therefore always generates printable characters, one token per
+streamed chunk. llama-cpp-python's server serves one request at a time.
 Requires: `CMAKE_ARGS=-DLLAVA_BUILD=OFF pip install 'llama-cpp-python[server]==0.3.16' gguf==0.17.1`.
 """
 

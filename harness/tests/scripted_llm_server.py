@@ -386,7 +386,8 @@ def _block_events(index: int, block: dict) -> list:
     elif kind == "text":
         text = block["text"]
         empty, deltas = {"type": "text", "text": ""}, [
-            {"type": "text_delta", "text": text[:len(text) // 2]}, {"type": "text_delta", "text": text[len(text) // 2:]}]
+            {"type": "text_delta", "text": text[:len(text) // 2]},
+            {"type": "text_delta", "text": text[len(text) // 2:]}]
     else:
         raw = block["input"] if isinstance(block["input"], str) else json.dumps(block["input"])
         empty = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}

@@ -153,7 +153,8 @@ def test_another_model_answering_is_adapter_error_naming_both(client, fixture_ta
 
 
 def test_a_429_then_success_is_one_attempt_with_one_transport_retry(client, fixture_task):
-    attempt, workdir = client.solve(fixture_task, [Failure(429, "rate limited"), Scripted(payload=files(("adder.py", CORRECT)))])
+    attempt, workdir = client.solve(fixture_task, [Failure(429, "rate limited"),
+                                                   Scripted(payload=files(("adder.py", CORRECT)))])
     assert attempt.status is None
     assert attempt.transport_retries == 1 and len(client.server.requests) == 2
     assert (workdir / "adder.py").read_text() == CORRECT
@@ -207,7 +208,8 @@ def test_an_undeclared_extra_file_is_dropped_and_recorded(client, fixture_task):
 def test_no_knob_is_sent_unless_set_and_set_ones_are_sent(client, fixture_task):
     client.solve(fixture_task, [Scripted(payload=files(("adder.py", CORRECT)))])
     body = client.bodies[0]
-    for knob in ("temperature", "top_p", "thinking", "output_config", "reasoning_effort", "max_completion_tokens", "seed"):
+    for knob in ("temperature", "top_p", "thinking", "output_config", "reasoning_effort", "max_completion_tokens",
+                 "seed"):
         assert knob not in body
     client.solve(fixture_task, [Scripted(payload=files(("adder.py", CORRECT)))],
                  settings={"temperature": 0.25, "max_tokens": 2048, "effort": "high"})
@@ -265,7 +267,8 @@ def test_a_missing_key_is_adapter_error_naming_the_variable(client, fixture_task
 def test_anthropic_thinking_budget_is_sent_with_tool_choice_auto(fixture_task, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     client = CLIENTS["anthropic-stream"](tmp_path)
-    attempt, _ = client.solve(fixture_task, [Scripted(thinking="ok", reasoning=30, payload=files(("adder.py", CORRECT)))],
+    attempt, _ = client.solve(fixture_task,
+                              [Scripted(thinking="ok", reasoning=30, payload=files(("adder.py", CORRECT)))],
                               settings={"thinking_budget": 2048, "max_tokens": 8192})
     assert attempt.status is None
     body = client.bodies[0]
@@ -291,7 +294,8 @@ def test_anthropic_prose_instead_of_the_tool_call_is_adapter_error(fixture_task,
 def test_an_unsupported_setting_is_adapter_error(fixture_task, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     client = CLIENTS["openai-plain"](tmp_path)
-    attempt, _ = client.solve(fixture_task, [Scripted(payload=files(("adder.py", CORRECT)))], settings={"thinking_budget": 1024})
+    attempt, _ = client.solve(fixture_task, [Scripted(payload=files(("adder.py", CORRECT)))],
+                              settings={"thinking_budget": 1024})
     assert attempt.status == Status.ADAPTER_ERROR and "thinking_budget" in attempt.detail
 
 
@@ -350,8 +354,8 @@ def test_a_missing_sdk_is_one_line_naming_the_extra(builtin_pm, monkeypatch):
     assert str(info.value) == ("model 'claude-sonnet-4-5' needs the anthropic adapter's SDK: `make install-sdk` in the "
                                "checkout, pinned by its lock (or pip install 'scratchbench[anthropic]')")
     monkeypatch.setitem(sys.modules, "openai", None)
-    with pytest.raises(SbError, match=r"^the openai SDK is not installed: `make install-sdk` in the checkout, pinned by "
-                                      r"its lock \(or pip install 'scratchbench\[openai\]'\)$"):
+    with pytest.raises(SbError, match=r"^the openai SDK is not installed: `make install-sdk` in the checkout, "
+                                      r"pinned by its lock \(or pip install 'scratchbench\[openai\]'\)$"):
         sdk.require_sdk("openai", "openai")
 
 
@@ -368,7 +372,8 @@ def test_sb_models_lists_every_adapter_with_its_extra(tmp_path):
 
 def test_sdk_imports_are_lazy():
     import subprocess
-    code = "import sb.plugins, sys; sb.plugins.load_plugins(); print('anthropic' in sys.modules, 'openai' in sys.modules)"
+    code = ("import sb.plugins, sys; sb.plugins.load_plugins(); "
+            "print('anthropic' in sys.modules, 'openai' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**__import__('os').environ, "SB_LOAD_PLUGINS": ""}).stdout
     assert out.split() == ["False", "False"]
@@ -377,7 +382,7 @@ def test_sdk_imports_are_lazy():
 # -- prices ----------------------------------------------------------------------------------
 
 def test_every_price_is_dated_and_sourced():
-    for provider, table in prices.PRICES.items():
+    for table in prices.PRICES.values():
         for model, entries in table.items():
             dates = [date.fromisoformat(p.as_of) for p in entries]
             assert dates == sorted(dates), model
@@ -462,8 +467,8 @@ def test_cmd_stderr_is_kept_whatever_the_exit_in_a_file_the_entry_names(fixture_
 def run_one(fixture_task, adapter, model, base_url, results_dir, settings=None):
     from sb.run import Sweep, run_draws
     from sb.sandbox.plain import PlainSandbox
-    sweep = Sweep([fixture_task], adapter, model, PlainSandbox(), ModelOptions(base_url=base_url, settings=settings or {}),
-                  results_dir, jobs=1, concurrency=1)
+    sweep = Sweep([fixture_task], adapter, model, PlainSandbox(),
+                  ModelOptions(base_url=base_url, settings=settings or {}), results_dir, jobs=1, concurrency=1)
     (doc, path), = run_draws(sweep)
     return doc, path
 

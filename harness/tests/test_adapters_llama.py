@@ -24,7 +24,7 @@ N_CTX = 2048  # the fixture task's prompt is about 500 tokens; leave room for an
 
 
 @pytest.fixture(scope="module")
-def llama_url(tiny_llama_path, tmp_path_factory):
+def llama_url(tiny_llama_path, tmp_path_factory):  # noqa: F811 - the fixture imported above
     log = tmp_path_factory.mktemp("llama_log") / "llama_server.log"
     with llama_server(tiny_llama_path, n_ctx=N_CTX, log_path=log) as base_url:
         yield base_url

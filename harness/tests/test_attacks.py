@@ -319,7 +319,8 @@ def test_forged_records_on_every_descriptor_are_tampered(fixture_task, bwrap_san
 def test_a_complete_record_then_exit_does_not_pass(fixture_task, bwrap_sandbox, expected):
     lines = "".join('{"event": "test", "nodeid": "%s", "when": "call", "outcome": "passed"}\\n' % n for n in expected)
     source = ("import os, sys\nfor fd in range(3, 64):\n    try:\n"
-              f"        os.write(fd, b'{{\"event\": \"start\"}}\\n{lines}{{\"event\": \"end\", \"exitstatus\": 0}}\\n')\n"
+              f"        os.write(fd, b'{{\"event\": \"start\"}}\\n{lines}"
+              f"{{\"event\": \"end\", \"exitstatus\": 0}}\\n')\n"
               "    except OSError:\n        pass\nos._exit(0)\n")
     outcome = attack(fixture_task, bwrap_sandbox, expected, source)
     assert not outcome.passed
@@ -362,7 +363,8 @@ def test_the_checkout_and_its_history_are_invisible(fixture_task, bwrap_sandbox,
 
 def test_the_task_reference_cannot_be_read_from_its_package(fixture_task, bwrap_sandbox, expected):
     reference = FIXTURE_TASK_DIR / "reference" / "adder.py"
-    source = (f"import importlib.util\ntry:\n    spec = importlib.util.spec_from_file_location('ref', {str(reference)!r})\n"
+    source = ("import importlib.util\ntry:\n"
+              f"    spec = importlib.util.spec_from_file_location('ref', {str(reference)!r})\n"
               f"    ref = importlib.util.module_from_spec(spec)\n    spec.loader.exec_module(ref)\n    add = ref.add\n"
               f"except Exception:\n" + "".join("    " + line + "\n" for line in WRONG.splitlines()))
     outcome = attack(fixture_task, bwrap_sandbox, expected, source)
@@ -414,7 +416,8 @@ def test_host_sockets_are_unreachable(fixture_task, bwrap_sandbox, expected, tmp
     abstract_name = f"\0sb-accomplice-{uuid.uuid4().hex[:8]}"
     unix_abstract = socket.socket(socket.AF_UNIX)
     unix_abstract.bind(abstract_name)
-    threads = [_serve(s, accepted) for s in (tcp, unix_fs, unix_abstract)]
+    for server in (tcp, unix_fs, unix_abstract):
+        _serve(server, accepted)
     port = tcp.getsockname()[1]
     source = (f"import socket\ncode = None\n"
               f"for family, address in ((socket.AF_INET, ('127.0.0.1', {port})), (socket.AF_UNIX, {unix_path!r}),\n"
@@ -488,7 +491,8 @@ def test_what_graded_code_writes_is_bounded_in_total(fixture_task, bwrap_sandbox
     writable place it has (its folder, TMPDIR, HOME, /tmp, /dev/shm, /var/tmp, /run) is
     bounded, about 0.8 GB in all (docs/sandbox.md), so 1.5 GB never fits."""
     source = ("import os\nchunk = bytes(32 * 1024 * 1024)\ntotal = 0\n"
-              "places = ['.', os.environ.get('TMPDIR', '.'), os.environ.get('HOME', '.'), '/tmp', '/dev/shm', '/var/tmp', '/run']\n"
+              "places = ['.', os.environ.get('TMPDIR', '.'), os.environ.get('HOME', '.'),"
+              " '/tmp', '/dev/shm', '/var/tmp', '/run']\n"
               "for i, place in enumerate(places):\n    n = 0\n    while total < 1536 * 1024 * 1024:\n"
               "        try:\n            with open(os.path.join(place, f'fill{i}-{n}'), 'wb') as out:\n"
               "                out.write(chunk)\n        except OSError:\n            break\n"
@@ -521,7 +525,8 @@ def test_no_privilege_to_remount_unmount_or_nest_a_namespace(fixture_task, bwrap
 
 def test_a_child_that_outlives_the_run_is_killed(fixture_task, bwrap_sandbox, expected):
     tag = f"sb-straggler-{uuid.uuid4().hex}"
-    source = (f"import os, subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', '{tag}'],"
+    source = ("import os, subprocess, sys\n"
+              f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', '{tag}'],"
               f" start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n" + CORRECT)
     outcome = attack(fixture_task, bwrap_sandbox, expected, source)
     assert outcome.status == Status.PASSED  # the code is right; what matters is that nothing survives
@@ -646,7 +651,8 @@ def pairs_task(task_copy):
     tests to compare materialised data, `list(got) == want`.)"""
     from sb.task import load_task_dir
     folder = task_copy()
-    (folder / "reference" / "adder.py").write_text(CORRECT + "def add_pairs(pairs):\n    return [add(a, b) for a, b in pairs]\n")
+    (folder / "reference" / "adder.py").write_text(
+        CORRECT + "def add_pairs(pairs):\n    return [add(a, b) for a, b in pairs]\n")
     (folder / "hidden_tests" / "_probe_pairs.py").write_text(
         "import adder\ndef sums(pairs):\n    return adder.add_pairs(pairs)\n")
     (folder / "hidden_tests" / "test_add.py").write_text(
@@ -691,7 +697,8 @@ def test_a_generator_handed_over_shows_no_frame_and_judge_objects_stay_unchanged
     (folder / "hidden_tests" / "test_add.py").write_text(
         "import adder\nSECRET = 41\n\n"
         "def test_generator():\n    gen = (n for n in [SECRET, 1])\n    assert adder.total(gen) == 42\n\n"
-        "def test_dict_unchanged():\n    table = {'a': 1}\n    adder.total_of(table) if hasattr(adder, 'total_of') else None\n"
+        "def test_dict_unchanged():\n    table = {'a': 1}\n"
+        "    adder.total_of(table) if hasattr(adder, 'total_of') else None\n"
         "    assert table == {'a': 1}\n    assert adder.total([SECRET + 1]) == 42\n")
     task = load_task_dir(folder, package="generator_fixture")
     reference = grade(task, task.reference_files, bwrap_sandbox)

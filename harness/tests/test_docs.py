@@ -44,7 +44,8 @@ def test_every_cli_option_is_documented():
     missing = []
     for name, command in cli.commands.items():
         section = sections.get(name, "")
-        pages = [section] + [(DOCS / page).read_text() for page in re.findall(r"See \[[^]]+\]\(([a-z-]+\.md)\)", section)]
+        linked = re.findall(r"See \[[^]]+\]\(([a-z-]+\.md)\)", section)
+        pages = [section] + [(DOCS / page).read_text() for page in linked]
         for param in command.params:
             for opt in param.opts if isinstance(param, click.Option) else ():
                 if opt.startswith("--") and opt != "--help" and not any(opt in page for page in pages):

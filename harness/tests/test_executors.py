@@ -72,7 +72,8 @@ def test_the_fake_executor_and_the_local_one_give_identical_verdicts(fixture_tas
             executor.start([fixture_task], plain_sandbox)
             ids = outcome_of("fixture_add", executor.grading(fixture_task, fixture_task.reference_files, None)
                              .result()).test_ids
-            found = [outcome_of("fixture_add", executor.grading(fixture_task, files, ids).result()) for files in answers]
+            found = [outcome_of("fixture_add", executor.grading(fixture_task, files, ids).result())
+                     for files in answers]
         verdicts[executor.name] = [(o.status, o.counts, o.failed_tests) for o in found]
     assert verdicts["fake"] == verdicts["local"]
     assert [v[0] for v in verdicts["local"]] == ["passed", "failed"]
@@ -95,7 +96,8 @@ def test_a_lost_grading_is_a_harness_error_kept_out_of_the_rate(fixture_task, pl
     from sb.grading import grade
     from sb.run import run_draws
     record(fixture_task, grade(fixture_task, fixture_task.reference_files, plain_sandbox))  # cached: no reference work
-    ((doc, _),) = run_draws(sweep_of(fixture_task, plain_sandbox, tmp_path), executor=FakeExecutor(lose={"fixture_add"}))
+    ((doc, _),) = run_draws(sweep_of(fixture_task, plain_sandbox, tmp_path),
+                            executor=FakeExecutor(lose={"fixture_add"}))
     (entry,) = doc["tasks"]
     assert entry["status"] == "harness_error" and "fake worker died" in entry["detail"]
     assert doc["pass_rate"] is None and not entry["evidence"]

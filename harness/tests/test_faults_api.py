@@ -311,7 +311,8 @@ def test_a_refused_key_is_never_retried_and_is_remembered_for_the_sweep(mode, st
     assert attempt.status == Status.ADAPTER_ERROR and attempt.detail == detail
     assert attempt.transport_retries == 0 and len(client.server.requests) == 1 and attempt.transport_failure
     options = ModelOptions(base_url=client.server.url + client.api_suffix)
-    assert client.adapter.key_rejected(options) == f"the {client.adapter.name} API rejected {key_words(client)}: {detail}"
+    assert (client.adapter.key_rejected(options)
+            == f"the {client.adapter.name} API rejected {key_words(client)}: {detail}")
     assert client.adapter.key_rejected(ModelOptions(base_url="http://127.0.0.1:9/v1")) == ""  # another endpoint
     monkeypatch.setenv(client.adapter.service.api_key_env, "sk-test-another-key")
     assert client.adapter.key_rejected(options) == ""  # another key

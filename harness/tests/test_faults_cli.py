@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_TASK_DIR, REPO, fake_install, sb_env
+from conftest import REPO, fake_install, sb_env
 from scripted_llm_server import Failure, ScriptedServer
 
 SB = [sys.executable, "-c", "from sb.cli import main; main()"]

@@ -98,5 +98,6 @@ def test_export_grade_and_new(fixture_env, workdir):
 def test_errors_are_one_line(fixture_env, workdir):
     transcript = _piped(["grade", "no_such_task", "."], fixture_env, workdir)
     transcript += _piped(["compare", "reference", "reference"], fixture_env, workdir)
-    transcript += _piped(["run", "--model", "reference", "--tasks", "fixture_add", "--repeat", "0"], fixture_env, workdir)
+    transcript += _piped(["run", "--model", "reference", "--tasks", "fixture_add", "--repeat", "0"],
+                         fixture_env, workdir)
     _check("errors", transcript)

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_TASK_DIR, REPO, fake_install, sb_env
+from conftest import REPO, fake_install, sb_env
 
 SB = [sys.executable, "-c", "from sb.cli import main; main()"]
-HIDE_MATPLOTLIB = [sys.executable, "-c", "import sys; sys.modules['matplotlib'] = None\nfrom sb.cli import main; main()"]
+HIDE_MATPLOTLIB = [sys.executable, "-c",
+                   "import sys; sys.modules['matplotlib'] = None\nfrom sb.cli import main; main()"]
 GOLDEN = Path(__file__).parent / "golden"
 
 
@@ -85,7 +86,6 @@ def test_html_without_matplotlib_writes_every_page_and_says_what_is_missing(tmp_
 
 def test_one_plugin_manager_per_command(fixture_env, tmp_path, monkeypatch):
     """`sb run` builds exactly one PluginManager, however many parts it looks up."""
-    import os
     import signal
     import pluggy
     from sb.cli import main

@@ -170,7 +170,8 @@ def test_a_platform_lock_is_checked_with_its_own_platforms_markers_and_pins(work
     code, lines = check(workspace)
     assert code == 1
     assert lines == ['check_lock: tasks/sharded_dataloader/pyproject.toml asks for quillweave>=0.3; '
-                     'sys_platform == "darwin" but locks/laptop-macos-arm64.txt has no quillweave: run bash tools/lock.sh']
+                     'sys_platform == "darwin" but locks/laptop-macos-arm64.txt has no quillweave: '
+                     'run bash tools/lock.sh']
 
 
 def test_a_missing_or_unhashed_platform_lock_fails(workspace):
@@ -179,12 +180,13 @@ def test_a_missing_or_unhashed_platform_lock_fails(workspace):
     lock.write_text(lock.read_text() + "zzz-unhashed==1.0\n")
     code, lines = check(workspace)
     assert code == 1
-    assert lines == ["check_lock: locks/laptop-linux-aarch64.txt pins zzz-unhashed without a hash: run bash tools/lock.sh",
+    assert lines == ["check_lock: locks/laptop-linux-aarch64.txt pins zzz-unhashed without a hash: "
+                     "run bash tools/lock.sh",
                      "check_lock: locks/cuda.txt is missing: run bash tools/lock.sh"]
 
 
 def test_a_platform_locks_inputs_are_its_tiers_with_its_own_pins():
-    for name, lock in check_lock.PLATFORM_LOCKS.items():
+    for name in check_lock.PLATFORM_LOCKS:
         assert check_lock.input_lines(name)[:len(check_lock.input_lines("laptop"))] == check_lock.input_lines("laptop")
         assert all(line.split("==")[0].split(" ")[0] in {"torch", "triton"} for line in check_lock.overrides(name))
         kept = {line.split("==")[0] for line in check_lock.constraints(name)}

@@ -36,7 +36,7 @@ def test_a_duplicate_task_name_names_both_distributions(pm, fixture_task):
 
     pm.register(plugin("first"), name="first")
     pm.register(plugin("second"), name="second")
-    pm._sb_sources = {"first": "sb-task-first", "second": "sb-task-second"}
+    pm.sources.update({"first": "sb-task-first", "second": "sb-task-second"})
     with pytest.raises(PluginError) as info:
         load_tasks(pm)
     message = str(info.value)

@@ -61,7 +61,8 @@ def draws(tmp_path) -> Path:
               ("passed", ("failed", ["t::x"]), ("failed", ["t::a", "t::b"]), "missing_deps"),
               ("passed", "passed", ("timeout", []), "passed")]
     for draw, shape in enumerate(shapes, 1):
-        make_doc(tmp_path, "fake-a", "ga", draw, [_entry(s, x) for s, x in zip("alpha beta gamma delta".split(), shape)],
+        make_doc(tmp_path, "fake-a", "ga", draw,
+                 [_entry(s, x) for s, x in zip("alpha beta gamma delta".split(), shape)],
                  draws=3, run_at=f"2026-01-0{draw}T00:00:00+00:00")
         make_doc(tmp_path, "fake-b", "gb", draw,
                  [entry("alpha", "passed"), entry("beta", "failed", ["t::y"]), entry("gamma", "failed", ["t::a"]),

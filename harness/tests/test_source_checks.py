@@ -35,7 +35,8 @@ def test_a_name_imported_from_the_module_is_reported_where_it_is_used():
 
 def test_other_modules_and_lookalike_names_are_not_uses():
     source = ("import datetime\nimport timeit\nfrom mytime import sleep\n"
-              "def f(clock, timeout):\n    time_left = timeout - clock()\n    return datetime.timedelta(seconds=time_left)\n")
+              "def f(clock, timeout):\n    time_left = timeout - clock()\n"
+              "    return datetime.timedelta(seconds=time_left)\n")
     assert module_uses(source, "time", "s.py") == []
 
 

@@ -224,7 +224,8 @@ def test_inter_token_latency_and_throughput_within_half_a_percent(scripted_run, 
         true_rate = t["tokens"] / ((t["end_ns"] - t["read_ns"]) / 1e9)
         itl_errors.append(abs(r["itl_s"] / true_itl - 1))
         rate_errors.append(abs(r["tokens_per_s"] / true_rate - 1))
-        assert r["itl_s"] == pytest.approx(ITL_MS / 1e3, rel=0.25)      # the script itself, loosely: a loaded box slows it
+        # the script itself, loosely: a loaded box slows it
+        assert r["itl_s"] == pytest.approx(ITL_MS / 1e3, rel=0.25)
     if not itl_errors:
         return
     assert figures.percentile(itl_errors, 50) < RELATIVE_ERROR and max(itl_errors) < RELATIVE_MAX_ERROR, itl_errors
@@ -242,7 +243,8 @@ def test_aggregate_and_achieved_concurrency_match_the_server(scripted_run, level
     busy = sum(t["end_ns"] - t["read_ns"] for t in served) / 1e9
     assert summary["aggregate_tokens_per_s"] == pytest.approx(valid_tokens / window, rel=RELATIVE_ERROR)
     assert summary["achieved_concurrency"] == pytest.approx(busy / window, rel=0.01)
-    assert summary["achieved_concurrency"] == pytest.approx(level, rel=0.25)   # the script, loosely: a loaded box staggers it
+    # the script, loosely: a loaded box staggers it
+    assert summary["achieved_concurrency"] == pytest.approx(level, rel=0.25)
 
 
 def test_role_only_chunk_is_sent_but_not_counted(scripted_run):
@@ -272,7 +274,8 @@ def test_first_request_is_discarded_as_warm_up(scripted_run):
 def test_token_count_from_chunks_when_the_server_gives_no_usage():
     with scripted_server(ttft_ms=5, itl_ms=1, usage=False) as server:
         measurement = measure(Plan(server.base_url, "m", levels=(2,), max_tokens=64, requests_per_level=2))
-    assert [(r["token_source"], r["output_tokens"], r["flag"]) for r in measurement.records] == [("chunks", 64, None)] * 2
+    found = [(r["token_source"], r["output_tokens"], r["flag"]) for r in measurement.records]
+    assert found == [("chunks", 64, None)] * 2
 
 
 # ---------------------------------------------------------------- the command
@@ -405,7 +408,8 @@ def test_slo_parses_units_percentiles_and_directions():
         ("ttft", 90, 0.5), ("itl", 99, 0.06), ("e2e", 50, 0.0015), ("tps", 99.9, 20)]
     assert objectives[1].text == "itl:p99<=60ms" and objectives[3].text == "tps:p99.9>=20tok/s"
     assert slo.parse("ttft:p90<=2")[0].bound == 2.0            # a bare latency is in seconds
-    for bad in ("ttft:p90>=1s", "tps:p90<=20", "speed:p90<=1", "ttft:p100<=1s", "ttft<=1s", "", "ttft:p90<=1s,ttft:p90<=2s"):
+    for bad in ("ttft:p90>=1s", "tps:p90<=20", "speed:p90<=1", "ttft:p100<=1s", "ttft<=1s", "",
+                "ttft:p90<=1s,ttft:p90<=2s"):
         with pytest.raises(ValueError):
             slo.parse(bad)
 
@@ -420,7 +424,8 @@ def test_slo_judges_share_goodput_and_what_broke_worst_first():
     assert not judged["share_held"] and not judged["held"]                 # but only 60% met both at once
     assert [b["what"] for b in slo.broken(judged)] == ["share >= 90%"]
     worse = slo.judge_level(slo.parse("ttft:p50<=0.05s,e2e:p90<=0.5s"), None, records[:6], 2.0)
-    assert [b["what"] for b in slo.broken(worse)] == ["ttft:p50<=50ms", "e2e:p90<=500ms"]   # 2x over, then 2x... by ratio
+    # 2x over, then 2x... by ratio
+    assert [b["what"] for b in slo.broken(worse)] == ["ttft:p50<=50ms", "e2e:p90<=500ms"]
     assert slo.describe_break(slo.broken(worse)[0]) == "ttft:p50<=50ms: 100.0 ms"
 
 
@@ -550,7 +555,8 @@ def test_slo_share_and_goodput_match_the_server(slo_run, level):
     assert judged["goodput_rps"] == pytest.approx(len(good) / window, rel=GOODPUT_ERROR)
     assert judged["goodput_tokens_per_s"] == pytest.approx(sum(t["tokens"] for t in good) / window, rel=GOODPUT_ERROR)
     true_ttfts = [(t["sent_ns"][0] - t["read_ns"]) / 1e9 for r, t in zip(recs, served) if r["flag"] is None]
-    assert judged["objectives"][0]["value"] == pytest.approx(figures.percentile(true_ttfts, 50), abs=TTFT_MEDIAN_ERROR_S)
+    assert judged["objectives"][0]["value"] == pytest.approx(figures.percentile(true_ttfts, 50),
+                                                             abs=TTFT_MEDIAN_ERROR_S)
 
 
 def test_slo_run_counts_slow_and_short_requests_as_not_met(slo_run):
@@ -747,7 +753,8 @@ def self_signed(tmp_path_factory):
     now = datetime.datetime.now(datetime.timezone.utc)
     certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
                    .public_key(key_pair.public_key()).serial_number(x509.random_serial_number())
-                   .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+                   .not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=1))
                    .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
                                   critical=False)
                    .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)

@@ -18,7 +18,7 @@ from llama_server import MODEL_NAME, llama_base_url, tiny_llama_path  # noqa: F4
 
 
 @pytest.mark.integration
-def test_sb_speed_against_llama_cpp_server(llama_base_url, tmp_path):
+def test_sb_speed_against_llama_cpp_server(llama_base_url, tmp_path):  # noqa: F811 - the fixture imported above
     result = subprocess.run(
         [sys.executable, "-c", "from sb.cli import main; main()", "speed", "--base-url", llama_base_url,
          "--model", MODEL_NAME, "--concurrency", "1,2", "--requests-per-level", "2", "--floor", "50",
@@ -58,7 +58,7 @@ def _sb_speed(base_url, tmp_path, *args):
 
 
 @pytest.mark.integration
-def test_sb_speed_slo_run_against_llama_cpp_server(llama_base_url, tmp_path):
+def test_sb_speed_slo_run_against_llama_cpp_server(llama_base_url, tmp_path):  # noqa: F811 - the fixture imported above
     # Bounds far above what a tiny model on one thread needs: the run must judge, not fail.
     doc = _sb_speed(llama_base_url, tmp_path, "--concurrency", "1,2", "--requests-per-level", "2",
                     "--slo", "ttft:p90<=60s,itl:p99<=2s,e2e:p90<=120s,tps:p90>=1")
@@ -75,7 +75,7 @@ def test_sb_speed_slo_run_against_llama_cpp_server(llama_base_url, tmp_path):
 
 
 @pytest.mark.integration
-def test_sb_speed_open_loop_with_a_sized_prompt_against_llama_cpp_server(llama_base_url, tmp_path):
+def test_sb_speed_open_loop_with_a_sized_prompt_against_llama_cpp_server(llama_base_url, tmp_path):  # noqa: F811 - the fixture imported above
     # llama-cpp-python counts about one token per character here (the tiny model's vocabulary);
     # calibration finds the filler length from its own prompt_tokens (non-streamed probes, since
     # its streamed responses carry no usage report).

@@ -61,7 +61,7 @@ def test_no_statement_makes_or_fills_a_file_beside_the_tasks_database(db, tmp_pa
 def test_anything_else_is_refused_by_name(db):
     cursor = facade(db, [])
     with pytest.raises(AttributeError, match="has no 'connection'.*it offers execute"):
-        cursor.connection
+        _ = cursor.connection
 
 
 def test_only_text_is_a_statement_and_parameters_are_read_once():

@@ -124,7 +124,7 @@ def _import_if_available(name):
     if name not in sys.modules:
         try:
             __import__(name)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a module that fails to import is taken as absent
             return None
     return sys.modules.get(name)
 
@@ -391,7 +391,7 @@ def describe_exception(exc, judged=False):
         return {**_class_names(AssertionError), "message": JUDGE_ASSERTION, "args": [JUDGE_ASSERTION], "traceback": ""}
     try:
         message = str(exc)
-    except Exception:
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises
         message = "<unprintable message>"
     args = []
     for arg in getattr(exc, "args", ())[:4]:
@@ -406,7 +406,7 @@ def _last_frames(exc) -> str:
     return "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(exc), exc))
 
 
-_made_classes = {}
+_made_classes: dict[tuple, type] = {}
 _made_lock = threading.Lock()
 
 
@@ -454,7 +454,7 @@ def _instantiate(cls, args, message):
     for attempt in ((lambda: cls(*args)), (lambda: cls(message))):
         try:
             return attempt()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a constructor that wants other arguments: built bare below
             continue
     exc = cls.__new__(cls)
     exc.args = (message,)
@@ -546,7 +546,7 @@ class Remote:
             return f"<remote {self._sb_type} (a probe's object)>"
         try:
             text = self._sb_method("__repr__")
-        except Exception:
+        except Exception:  # noqa: BLE001 - a remote __repr__ that fails still gets a repr
             text = "?"
         return f"<remote {self._sb_type}: {_clip(text, 300)}>"
 
@@ -655,7 +655,7 @@ class Peer:
                 doc, buffers = mine.get(timeout=0.05)
             except queue.Empty:
                 if self.closed is not None:
-                    raise WorkerGone(self.closed)
+                    raise WorkerGone(self.closed) from None
                 self._serve_background()
                 continue
             if doc is None:
@@ -715,7 +715,7 @@ class Peer:
             self._close(f"protocol violation: {exc}")
         except OSError as exc:
             self._close(f"the wire failed: {exc}")
-        except Exception as exc:  # whatever a frame made the reader raise: the peer's doing
+        except Exception as exc:  # noqa: BLE001 - whatever a frame made the reader raise: the peer's doing
             self._violation(f"a frame the reader could not handle: {type(exc).__name__}")
             self._close(f"protocol violation: {type(exc).__name__}")
 
@@ -781,7 +781,7 @@ class Peer:
         except ProtocolError as exc:
             self._violation(str(exc))
             reply, fields = {"kind": "answer", "id": rid, "conv": conv}, {"error": ProtocolError(str(exc))}
-        except BaseException as exc:  # the callee's failure is the caller's exception, whatever it is
+        except BaseException as exc:  # noqa: BLE001 - the callee's failure is the caller's exception, whatever it is
             reply, fields = {"kind": "answer", "id": rid, "conv": conv}, {"error": _as_exception(exc)}
         finally:
             self.local.conversation = previous

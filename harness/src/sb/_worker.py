@@ -17,8 +17,8 @@ def preimport(names):
     for name in names:
         try:
             importlib.import_module(name)
-        except Exception:
-            pass  # the solution's own import will raise the real error
+        except Exception:  # noqa: BLE001 - the solution's own import will raise the real error
+            pass
 
 
 def make_importer(solution_dir):
@@ -42,7 +42,7 @@ def main(argv):
     wire_dir, solution_dir, fd = argv[1], argv[2], int(argv[3])
     wanted = [n for n in (argv[4] if len(argv) > 4 else "").split(",") if n]
     sys.path.insert(0, wire_dir)
-    import _wire
+    import _wire  # type: ignore[import-not-found]  # sb/_wire.py's copy in wire_dir, put on sys.path above
     sys.path.remove(wire_dir)
     del sys.modules["_wire"]  # the solution's modules never see the wire's module by name
     preimport(wanted)

@@ -23,7 +23,7 @@ def to_record(attempt: Attempt, left: SolverOutput | None) -> dict:
     """Plain JSON data: the attempt's fields and, when it left files, those files."""
     kept = asdict(attempt)
     kept["status"] = attempt.status.value if attempt.status is not None else None
-    record = {"attempt": kept}
+    record: dict = {"attempt": kept}
     if left is not None:
         record["files"] = {name: base64.b64encode(data).decode("ascii") for name, data in left.files.items()}
         record["dropped"], record["problems"] = list(left.dropped), list(left.problems)

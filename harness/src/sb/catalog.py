@@ -13,7 +13,7 @@ def load_tasks(pm=None, broken: dict | None = None) -> dict:
     malformed package is left out; `broken`, when given, receives its name and why."""
     from sb.plugins import broken_plugins, collect, load_plugins
     pm = pm or load_plugins()
-    entry_point_names = set(getattr(pm, "_sb_entry_points", ()))
+    entry_point_names = set(pm.entry_point_names)
     registry = collect(pm, "register_tasks", "task", lambda task: task.slug,
                        check=lambda name, task: _slug_matches_entry_point(name, task, entry_point_names))
     if broken is not None:

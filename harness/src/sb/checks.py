@@ -117,7 +117,8 @@ def version_problem(task, leaderboard) -> str:
 def contract_problem(task, test_ids: list) -> str:
     """The contract map exists, every clause names a test, and every name is a real test."""
     if not task.contract:
-        return "contract: contract.yaml is missing or empty (list each rule of prompt.md with the tests that enforce it)"
+        return ("contract: contract.yaml is missing or empty "
+                "(list each rule of prompt.md with the tests that enforce it)")
     known = set(test_ids) | {nodeid.split("[", 1)[0] for nodeid in test_ids}
     for clause in task.contract:
         unknown = [t for t in clause.tests if t not in known]

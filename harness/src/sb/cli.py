@@ -166,7 +166,8 @@ def mutants(slugs, tier, isolation, jobs, executor_name, address, as_json, gener
     sys.exit(0 if all(c.ok for c in checks) else 1)
 
 
-def _generated_mutants(slugs, tier, isolation, jobs, executor_choice, as_json, show_id, first_failure) -> None:
+def _generated_mutants(slugs, tier, isolation, jobs, executor_choice: tuple[str | None, str | None], as_json, show_id,
+                       first_failure) -> None:
     from sb.checks import generated_for_task
     from sb.parallel import References
     from sb.report import terminal
@@ -213,14 +214,18 @@ def _generated_mutants(slugs, tier, isolation, jobs, executor_choice, as_json, s
 @_with_options(_executor_options)
 @click.option("--temperature", type=float, default=None, help="sampling temperature (unset: not sent)")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None,
-              help="output token limit (unset: not sent, or the adapter's documented default where the API requires one)")
-@click.option("--thinking-budget", type=click.IntRange(min=1), default=None, help="thinking tokens (anthropic; unset: not sent)")
+              help="output token limit "
+                   "(unset: not sent, or the adapter's documented default where the API requires one)")
+@click.option("--thinking-budget", type=click.IntRange(min=1), default=None,
+              help="thinking tokens (anthropic; unset: not sent)")
 @click.option("--effort", default=None, help="reasoning effort, e.g. low, medium, high (unset: not sent)")
 @click.option("--seed", type=int, default=None, help="sampling seed (openai, openai-compatible; unset: not sent)")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="seconds one model request may take in all, retries and waits included (a tool loop: per turn; cmd: in all); default 600")
+              help="seconds one model request may take in all, retries and waits included "
+                   "(a tool loop: per turn; cmd: in all); default 600")
 @click.option("--retry-after-cap", "retry_after_cap_s", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
-              help="the longest retry-after a model API may ask for: a longer one ends the attempt as adapter_error; default 60")
+              help="the longest retry-after a model API may ask for: "
+                   "a longer one ends the attempt as adapter_error; default 60")
 @click.option("--report", "report_specs", multiple=True, metavar="NAME[:ARG]",
               help="also publish the run through this reporter, e.g. inspect:DIR (Inspect eval logs); repeatable")
 @click.option("--json", "as_json", is_flag=True, help="print the results document(s)")
@@ -311,7 +316,8 @@ def _chosen_models(models: tuple, limits: tuple) -> list:
     from sb import inputs
     from sb.models.base import resolve_model
     if limits and len(limits) not in (1, len(models)):
-        raise SbError(f"--concurrency given {len(limits)} times for {len(models)} --model: give it once, or once per model")
+        raise SbError(f"--concurrency given {len(limits)} times for {len(models)} --model: "
+                      "give it once, or once per model")
     if len(set(models)) != len(models):
         raise SbError("a --model is named twice")
     limits = limits if len(limits) == len(models) else (limits or (1,)) * len(models)

@@ -25,7 +25,8 @@ def run_cost(entries: list) -> tuple:
 def check_document(doc: dict, where: str) -> tuple[list, Counter]:
     """(mismatch lines, counts of priced / unpriced / no-usage tasks) for one results document."""
     on = date.fromisoformat(str(doc["run_at"])[:10])
-    problems, counts = [], Counter()
+    problems: list[str] = []
+    counts: Counter[str] = Counter()
     for entry in doc["tasks"]:
         problem, kind = check_entry(doc, entry, on)
         counts[kind] += 1
@@ -65,7 +66,7 @@ def check_totals(doc: dict) -> list:
         problems.append(f"run usd_cost {recorded} is not the sum of its tasks ({total})")
     if "cost_complete" in doc and doc["cost_complete"] != complete:
         problems.append(f"run cost_complete {doc['cost_complete']} should be {complete}")
-    summed = Counter()
+    summed: Counter[str] = Counter()
     for entry in entries:
         summed.update({k: v for k, v in (entry.get("tokens") or {}).items() if isinstance(v, int)})
     if (doc.get("tokens") or None) != (dict(summed) or None):

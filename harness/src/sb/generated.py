@@ -80,7 +80,7 @@ def generate(task) -> list:
             while True:
                 try:
                     code = mutating.mutate_code(original, operator, occurrence)
-                except Exception:  # an operator cosmic-ray cannot apply to this syntax: skip it
+                except Exception:  # noqa: BLE001 - an operator cosmic-ray cannot apply to this syntax: skip it
                     break
                 if code is None:
                     break

@@ -16,7 +16,6 @@ import shutil
 import socket
 import sys
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -220,9 +219,9 @@ def _run_judge(warm, sandbox: Sandbox, job: Job, slot: Path) -> Completed:
 def _fold(judge: Completed, worker: Completed | None) -> Completed:
     """The judge's Completed with the worker's limit folded in: the solution runs in the
     worker, so its timeout is the grading's, and its CPU at the limit decides a stall."""
-    worker_timed_out = bool(worker and worker.timed_out)
-    return dataclasses.replace(judge, timed_out=judge.timed_out or worker_timed_out,
-                               cpu_rate_at_limit=worker.cpu_rate_at_limit if worker_timed_out else None)
+    if worker is None or not worker.timed_out:
+        return dataclasses.replace(judge, cpu_rate_at_limit=None)
+    return dataclasses.replace(judge, timed_out=True, cpu_rate_at_limit=worker.cpu_rate_at_limit)
 
 
 def _worker_job(task: Task, layout: dict, fd: int, cancel) -> Job:
@@ -354,7 +353,8 @@ def write_files(folder: Path, files: FileSet) -> None:
 def _env(scratch: Path, view=None) -> dict:
     """Built from an allow-list, never copied from the parent: no credential reaches graded code."""
     env = {name: os.environ[name] for name in PASSTHROUGH_ENV if name in os.environ}
-    env["PATH"] = os.pathsep.join((os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"))  # not the host's
+    # not the host's PATH
+    env["PATH"] = os.pathsep.join((os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"))
     env.update(PINNED_ENV)
     env["HOME"] = str(scratch / "home")
     env["TMPDIR"] = str(scratch / "tmp")

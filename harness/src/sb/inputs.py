@@ -8,7 +8,6 @@ finite, and every place the command will write is writable before the first mode
 from __future__ import annotations
 
 import math
-import os
 import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
@@ -66,7 +65,7 @@ def base_url(url: str) -> str:
     if not parsed.hostname:
         raise SbError(f"--base-url {url!r}: has no host")
     try:
-        parsed.port
+        _ = parsed.port  # the property raises ValueError for a port that is not a number
     except ValueError:
         raise SbError(f"--base-url {url!r}: the port is not a number") from None
     return url

@@ -150,7 +150,7 @@ def reap_orphaned_folders(parent: str | None = None) -> list:
     parent = parent or tempfile.gettempdir()
     own = (_process_identity(os.getpid()) or "").split(" ")
     namespace = own[2] if len(own) >= 3 else None
-    removed = []
+    removed: list[str] = []
     try:
         names = [n for n in os.listdir(parent) if n.startswith("sb-")]
     except OSError:

@@ -34,7 +34,7 @@ Remote = _wire.Remote
 __all__ = ["Remote", "RemoteError", "WorkerGone", "is_remote", "probe", "reload_solution",
            "solution_module", "solution_source", "worker_observations"]
 
-_state = {"peer": None, "modules": (), "solution_dir": "", "tests_dir": "", "probes": {}, "observations": 0}
+_state: dict = {"peer": None, "modules": (), "solution_dir": "", "tests_dir": "", "probes": {}, "observations": 0}
 
 
 def connect(fd, modules, solution_dir, tests_dir, on_violation):

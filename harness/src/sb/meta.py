@@ -13,6 +13,11 @@ import yaml
 
 from sb.errors import TaskError
 
+try:
+    from yaml import CSafeLoader as _SafeLoader  # libyaml, where PyYAML was built with it
+except ImportError:
+    from yaml import SafeLoader as _SafeLoader
+
 SUITES = ("ml", "coding", "production")
 KINDS = ("files", "reply", "tool_loop")
 TIERS = ("laptop", "accelerated")
@@ -27,7 +32,7 @@ KNOWN_KEYS = frozenset({"slug", "version", "suite", "category", "kind", "tier", 
                         "screen"})
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: `sb list` parses every task's meta
+class _Loader(_SafeLoader):  # libyaml: `sb list` parses every task's meta
     """Safe loading that refuses a key given twice (YAML would silently keep the last)."""
 
 
@@ -249,7 +254,8 @@ class _Checker:
             self.fail(name, f"needs 0 <= passed <= solves and solves > 0; got {passed}/{solves}")
         if not isinstance(failures, list) or len(failures) != solves - passed or not all(
                 isinstance(ids, list) and ids and all(isinstance(i, str) and i for i in ids) for ids in failures):
-            self.fail(name, f"'failures' must list, for each of the {solves - passed} failed solves, its failing test ids")
+            self.fail(name, f"'failures' must list, for each of the {solves - passed} failed solves, "
+                            "its failing test ids")
         return Screen(str(entry["date"]), str(entry["protocol"]), solves, passed,
                       tuple(tuple(ids) for ids in failures))
 

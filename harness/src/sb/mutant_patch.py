@@ -168,7 +168,8 @@ def _apply_file(name: str, base: str, lines: list, i: int) -> tuple[int, str]:
 def _hunk_body(name: str, lines: list, i: int, removing: int, adding: int) -> tuple[int, list, list]:
     """The hunk's removed and added lines, read by the counts its header gives (so a removed
     line that itself starts with '-- ' is never taken for the next file's header)."""
-    removed, added = [], []
+    removed: list[str] = []
+    added: list[str] = []
     while len(removed) < removing or len(added) < adding or (i < len(lines) and lines[i].startswith("\\")):
         if i >= len(lines):
             raise PatchError(f"{name}: the diff ends inside a hunk")

@@ -28,7 +28,7 @@ def then(future: Future, fn) -> Future:
     def done(previous: Future) -> None:
         try:
             value = fn(previous.result())
-        except BaseException as exc:  # carried to whoever waits on `out`
+        except BaseException as exc:  # noqa: BLE001 - carried to whoever waits on `out`
             out.set_exception(exc)
             return
         if isinstance(value, Future):
@@ -43,7 +43,7 @@ def then(future: Future, fn) -> Future:
 def _copy_into(source: Future, target: Future) -> None:
     try:
         target.set_result(source.result())
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - carried to whoever waits on `target`
         target.set_exception(exc)
 
 
@@ -57,7 +57,7 @@ def gather(futures: list) -> Future:
     def one(index: int, future: Future) -> None:
         try:
             results[index] = future.result()
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - the first failure is carried to whoever waits on `out`
             if not out.done():
                 out.set_exception(exc)
             return
@@ -89,7 +89,7 @@ class References:
     (shared by validate, mutants and every sweep), so a sweep of N models grades each
     reference once."""
 
-    def __init__(self, executor):
+    def __init__(self, executor) -> None:
         self.executor = executor
         self.futures: dict = {}
         self.lock = threading.Lock()

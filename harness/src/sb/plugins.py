@@ -32,9 +32,19 @@ DEFAULT_PLUGINS = (
 )
 
 
-def load_plugins() -> pluggy.PluginManager:
+class PluginManager(pluggy.PluginManager):
+    """pluggy's manager with what sb records while loading, as declared attributes."""
+
+    def __init__(self, project_name: str = ENTRY_POINT_GROUP) -> None:
+        super().__init__(project_name)
+        self.sources: dict[str, str] = {}        # entry-point name -> the distribution that provided it
+        self.entry_point_names: set[str] = set()  # the plugins registered from entry points
+        self.broken: dict[str, str] = {}          # entry-point name -> why that plugin could not be used
+
+
+def load_plugins() -> PluginManager:
     """A new PluginManager with the built-ins and the allowed entry points registered."""
-    pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
+    pm = PluginManager(ENTRY_POINT_GROUP)
     pm.add_hookspecs(hookspecs)
     for name in DEFAULT_PLUGINS:
         pm.register(importlib.import_module(name), name=name)
@@ -52,25 +62,22 @@ def _allowed_entry_points():
             yield ep
 
 
-def _register_entry_point(pm: pluggy.PluginManager, ep) -> None:
+def _register_entry_point(pm: PluginManager, ep) -> None:
     if pm.get_plugin(ep.name) is not None:
         return
     try:
         plugin = ep.load()
-    except Exception as exc:  # one broken package never blocks the others: it is reported, not loaded
+    except Exception as exc:  # noqa: BLE001 - one broken package never blocks the others: it is reported, not loaded
         broken_plugins(pm)[ep.name] = f"plugin {ep.name!r} ({_dist_name(ep)}) failed to load: {_first_line(exc)}"
         return
     pm.register(plugin, name=ep.name)
-    pm._sb_sources = getattr(pm, "_sb_sources", {})
-    pm._sb_sources[ep.name] = _dist_name(ep)
-    pm._sb_entry_points = getattr(pm, "_sb_entry_points", set()) | {ep.name}
+    pm.sources[ep.name] = _dist_name(ep)
+    pm.entry_point_names.add(ep.name)
 
 
-def broken_plugins(pm: pluggy.PluginManager) -> dict:
+def broken_plugins(pm: PluginManager) -> dict[str, str]:
     """Entry-point name -> one line saying why that plugin could not be used."""
-    if not hasattr(pm, "_sb_broken"):
-        pm._sb_broken = {}
-    return pm._sb_broken
+    return pm.broken
 
 
 def _first_line(exc: Exception) -> str:
@@ -83,10 +90,10 @@ def _dist_name(ep) -> str:
     return dist.name if dist is not None else ep.value
 
 
-def plugin_source(pm: pluggy.PluginManager, plugin) -> str:
+def plugin_source(pm: PluginManager, plugin) -> str:
     """The distribution that provided `plugin`, or 'scratchbench' for built-ins."""
     name = pm.get_name(plugin)
-    return getattr(pm, "_sb_sources", {}).get(name, "scratchbench")
+    return pm.sources.get(name, "scratchbench") if name is not None else "scratchbench"
 
 
 @dataclass
@@ -106,7 +113,7 @@ class Registry:
         self.sources[name] = source
 
 
-def choose(pm: pluggy.PluginManager | None, hook_name: str, kind: str, name: str | None, default: str,
+def choose(pm: PluginManager | None, hook_name: str, kind: str, name: str | None, default: str,
            label: str | None = None, hint: str = ""):
     """The registered class called `name` (or `default`) of a kind whose classes say why
     they cannot run (`unavailable_reason()`: sandboxes, executors), or the one-line SbError
@@ -122,14 +129,14 @@ def choose(pm: pluggy.PluginManager | None, hook_name: str, kind: str, name: str
     return classes[chosen]
 
 
-def collect(pm: pluggy.PluginManager, hook_name: str, kind: str, name_of, check=None) -> Registry:
+def collect(pm: PluginManager, hook_name: str, kind: str, name_of, check=None) -> Registry:
     """Call one register_* hook plugin by plugin, so each registration knows its source. A
     plugin whose hook raises (a malformed task package) is set aside in `broken_plugins`
     and the others are still collected; `check(plugin_name, item)` may refuse an item."""
     registry = Registry(kind)
     for impl in getattr(pm.hook, hook_name).get_hookimpls():
-        source, name = plugin_source(pm, impl.plugin), pm.get_name(impl.plugin)
-        found = []
+        source, name = plugin_source(pm, impl.plugin), impl.plugin_name
+        found: list = []
         try:
             impl.function(register=found.append)
             for item in found:
@@ -137,7 +144,7 @@ def collect(pm: pluggy.PluginManager, hook_name: str, kind: str, name_of, check=
                     check(name, item)
         except PluginError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, not loaded
             broken_plugins(pm)[name] = f"{source}: {exc}" if isinstance(exc, SbError) else \
                 f"{source}: {_first_line(exc)}"
             continue

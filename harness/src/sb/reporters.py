@@ -68,7 +68,7 @@ def notify_reporters(runs: list, pm=None, chosen: dict | None = None, on_written
         for doc, path in runs:
             try:
                 written = reporter.report(doc, path)
-            except Exception as exc:  # a third party's bug must not cost a finished sweep
+            except Exception as exc:  # noqa: BLE001 - a third party's bug must not cost a finished sweep
                 warnings.append(f"reporter {name!r} failed on {path}: {type(exc).__name__}: {exc}")
                 continue
             if written is not None and on_written is not None:
@@ -112,6 +112,7 @@ class RunReporters:
         """The attempt's working folder under --keep: one folder per draw when several draws
         (models, --repeat) ran at once, else one per task."""
         from sb.names import safe_name
+        assert self.keep_dir is not None  # set whenever a reporter wants files, the one caller's case
         per_draw = Path(self.keep_dir) / f"{safe_name(doc['model'], 60)}-d{doc['draw']}" / entry["slug"]
         return per_draw if per_draw.is_dir() else Path(self.keep_dir) / entry["slug"]
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import tempfile
 from collections import Counter
 from importlib.metadata import PackageNotFoundError, version
@@ -88,7 +87,7 @@ def _sum_tokens(entries: list):
     usages = [e.get("tokens") for e in entries if e.get("tokens")]
     if not usages:
         return None
-    total = Counter()
+    total: Counter[str] = Counter()
     for usage in usages:
         total.update({k: v for k, v in usage.items() if isinstance(v, int)})
     return dict(total)

@@ -32,9 +32,10 @@ from sb.executors.base import outcome_of, resolved
 from sb.grading import write_files
 from sb.interrupt import temporary_directory
 from sb.names import safe_name
-from sb.models.base import Attempt, ModelOptions
+from sb.models.base import Attempt, ModelAdapter, ModelOptions
 from sb.outcome import Outcome, Status
 from sb.parallel import References, same_as_graded_reference, then
+from sb.sandbox.base import Sandbox
 from sb.solver_output import read_solver_output
 from sb.task import Task
 
@@ -42,9 +43,9 @@ from sb.task import Task
 @dataclass
 class Sweep:
     tasks: list
-    adapter: object
+    adapter: ModelAdapter
     model: str
-    sandbox: object
+    sandbox: Sandbox
     options: ModelOptions = field(default_factory=ModelOptions)
     results_dir: Path = Path("results")
     keep_dir: Path | None = None
@@ -73,9 +74,10 @@ def run_sweeps(sweeps: list, on_task=None, resume: bool = False, executor=None, 
                on_phase=None) -> list:
     """Every draw of every sweep, scheduled together; [(doc, path)] sweep by sweep, draw by
     draw. `on_phase(doc, slug, phase)` hears when a task's model call starts ("solving") and
-    when its grading is handed to the executor ("grading"), from any thread. Each sweep's group is locked while it runs, so a second `--resume` cannot work on
-    it too. Without an executor, the local one grades `jobs` at once. A sweep stopped by
-    failing transport keeps what finished and raises Unavailable once the others are done."""
+    when its grading is handed to the executor ("grading"), from any thread. Each sweep's
+    group is locked while it runs, so a second `--resume` cannot work on it too. Without an
+    executor, the local one grades `jobs` at once. A sweep stopped by failing transport keeps
+    what finished and raises Unavailable once the others are done."""
     from sb.interrupt import set_note
     for sweep in sweeps:
         sweep.group_id = sweep.group_id or _group_id(sweep, resume)
@@ -261,6 +263,7 @@ class _Schedule:
         kept = draw.doc.get("received", {}).get(task.slug)
         if kept is not None:  # answered before the sweep was stopped: graded, never asked again
             return self._grade(draw, task, reference, from_record(kept))
+        assert draw.state.pool is not None  # made when the sweep's first draw starts
         solved = draw.state.pool.submit(self._solving, task, draw)
         return then(solved, lambda answer: self._grade(draw, task, reference, self._keep(draw, task, answer)))
 
@@ -390,7 +393,7 @@ def _attempt(task: Task, sweep: Sweep, workdir: Path) -> Attempt:
         if task.meta.kind == "tool_loop" and not sweep.adapter.leaves_starter:
             return _tool_loop_attempt(task, sweep, workdir)
         return sweep.adapter.solve(sweep.model, task, workdir, sweep.options)
-    except Exception as exc:  # an adapter bug is that task's adapter_error, not a dead sweep
+    except Exception as exc:  # noqa: BLE001 - an adapter bug is that task's adapter_error, not a dead sweep
         return Attempt(status=Status.ADAPTER_ERROR, detail=f"{type(exc).__name__}: {exc}")
 
 

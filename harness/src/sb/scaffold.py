@@ -81,7 +81,8 @@ calibration: []
         raise ValueError(f"low {low} is above high {high}")
     return min(max(x, low), high)
 ''',
-        f"{src}/hidden_tests/_oracle.py": '''"""The brute-force oracle: the nearest member of the interval, by search (independent of min/max)."""
+        f"{src}/hidden_tests/_oracle.py": '''"""The brute-force oracle: the nearest member of the interval, by search
+(independent of min/max)."""
 
 
 def clamp(x, low, high):

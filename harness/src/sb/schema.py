@@ -88,7 +88,8 @@ def validate_entry(entry, where: str) -> None:
     if passed != (status == Status.PASSED.value):
         check.fail("passed", f"says {passed} but the status is {status}")
     if "evidence" in entry and entry["evidence"] != is_evidence(status):
-        check.fail("evidence", f"says {entry['evidence']} but {status} is {'' if is_evidence(status) else 'not '}evidence")
+        check.fail("evidence", f"says {entry['evidence']} but {status} is "
+                               f"{'' if is_evidence(status) else 'not '}evidence")
     counts = check.need(entry, "counts", (dict,), "an object")
     for key, value in counts.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:

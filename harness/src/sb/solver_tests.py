@@ -115,8 +115,9 @@ def exactly_alike(a: tuple, b: tuple) -> bool:
 
 
 def _written_alike(a: list, b: list) -> bool:
-    a, b = dict(a), dict(b)
-    return a.keys() == b.keys() and all(array_bits(a[key]) == array_bits(b[key]) for key in a)
+    a_written, b_written = dict(a), dict(b)
+    return a_written.keys() == b_written.keys() and all(
+        array_bits(a_written[key]) == array_bits(b_written[key]) for key in a_written)
 
 
 def _written(before: tuple, after: tuple) -> list:
@@ -164,7 +165,9 @@ class SolverTests:
         self.alike, self.max_calls = alike, max_calls
         self.good = sorted(p.name for p in (self.folder / "_good").iterdir() if p.is_dir())
         self.buggy = buggy_names(self.folder / "_buggy")
-        self._loaded, self._results, self._paired = {}, None, {}
+        self._loaded: dict[tuple[str, str], types.ModuleType] = {}
+        self._results: dict | None = None
+        self._paired: dict = {}
 
     # ------------------------------------------------------------ the implementations
 
@@ -177,6 +180,7 @@ class SolverTests:
             else:
                 path = self.folder / f"_{kind}" / name / f"{self.module}.py"
                 spec = importlib.util.spec_from_file_location(f"_{self.module}_{kind}_{name}", path)
+                assert spec is not None and spec.loader is not None  # a .py file has a source loader
                 module = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(module)
                 self._loaded[(kind, name)] = module
@@ -240,7 +244,8 @@ class SolverTests:
     def run_once(self, kind: str, name: str, workspace=None) -> dict:
         """One run of the solver's file against one implementation, with the judge's record of
         the calls it made ("calls")."""
-        record, running = [], [True]
+        record: list = []
+        running = [True]
         try:
             is_open = functools.partial(getitem, running, 0)  # bound to THIS run's flag
             run = dict(self._probe().run(self.source(), self.test_file, self.module, list(self.functions),

@@ -172,7 +172,8 @@ def _clause(entry, where: str) -> Clause:
     if not isinstance(entry["clause"], str) or not entry["clause"].strip():
         raise TaskError(f"{where}: field 'clause': must be a non-empty string")
     if "trusted" in entry and (not isinstance(trusted, str) or not trusted.strip()):
-        raise TaskError(f"{where}: field 'trusted': must say, in a non-empty string, why a pass does not prove the rule")
+        raise TaskError(f"{where}: field 'trusted': must say, in a non-empty string, "
+                        "why a pass does not prove the rule")
     if not isinstance(tests, list) or not all(isinstance(t, str) and t for t in tests) or not tests:
         raise TaskError(f"{where}: field 'tests': must list at least one test id (a rule no test observes "
                         "needs a test before it can be in the contract)")
@@ -236,8 +237,9 @@ def _check_layout(task: Task) -> None:
     starter = tree_names(task.root.joinpath("starter"))
     if not starter:
         raise TaskError(f"{pkg}/starter: missing or empty (the starter declares the solution's files)")
-    if not task.root.joinpath("reference").is_dir():
-        raise TaskError(f"{pkg}/reference: missing (a correct solution; starter files it keeps may be left out)")
+    if not tree_names(task.root.joinpath("reference")):
+        raise TaskError(f"{pkg}/reference: missing or empty (a correct solution; a starter file it keeps as given "
+                        "may be left out)")
     if not any(n.rsplit("/", 1)[-1].startswith("test_") for n in tree_names(task.root.joinpath("hidden_tests"))):
         raise TaskError(f"{pkg}/hidden_tests: no test_*.py file")
 

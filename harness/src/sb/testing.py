@@ -37,7 +37,7 @@ class FakeSandbox(Sandbox):
     name = "fake"
     description = "a plain subprocess that records every Job (for tests only)"
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.jobs: list = []
 
     def run(self, job: Job) -> Completed:
@@ -63,7 +63,8 @@ class FakeAdapter(ModelAdapter):
 
 class FakeToolSession(ToolSession):
     def __init__(self, turns: list, provider: str = ""):
-        self.turns, self.provider, self.seen = list(turns), provider, []
+        self.turns, self.provider = list(turns), provider
+        self.seen: list = []
 
     def step(self, results: list):
         self.seen.append(results)

@@ -21,7 +21,7 @@ def distributions() -> dict:
     """Every distribution installed in the grading environment: name -> version."""
     found = {}
     for dist in metadata.distributions():
-        name = (dist.metadata.get("Name") or "").strip()
+        name = (dist.metadata.get_all("Name") or [""])[0].strip()
         if name:
             found[name.lower().replace("_", "-")] = dist.version
     return dict(sorted(found.items()))

@@ -98,7 +98,7 @@ def drive_tool_loop(adapter, model: str, task, workdir: Path, options) -> Attemp
         attempt.transport_failure = exc.no_answer
         mismatch = _model_problem(session, model, exc.model) if exc.model is not None else ""
         _end_in_error(attempt, transcript, mismatch or str(exc), started=session is not None)
-    except Exception as exc:  # an adapter bug mid-loop is that task's adapter_error, its usage kept
+    except Exception as exc:  # noqa: BLE001 - an adapter bug mid-loop is that task's adapter_error, its usage kept
         _end_in_error(attempt, transcript, f"{type(exc).__name__}: {exc}", started=session is not None)
     finally:
         _account(attempt, adapter, session, model)
@@ -185,7 +185,7 @@ def _execute(toolbox, call: ToolCall) -> str:
         return "error: arguments are not a JSON object"
     try:
         return str(toolbox.call(call.name, call.arguments))
-    except Exception as exc:  # a tool rejecting its arguments is part of the conversation
+    except Exception as exc:  # noqa: BLE001 - a tool rejecting its arguments is part of the conversation
         return f"error: {exc}"
 
 

@@ -56,6 +56,7 @@ class WarmJudge:
         runner = self.root / "runner.py"
         from importlib import resources
         runner.write_bytes(resources.files("sb").joinpath("_runner.py").read_bytes())
+        self.cancel = threading.Event()  # set: the warm judge's sandbox is killed
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {**template.env, "HOME": str(self.root / "home"), "TMPDIR": str(self.root / "tmp")}
         argv = [sys.executable, "-s", "-B", "-P", str(runner), "--warm", str(theirs.fileno()), ",".join(preimports),
@@ -63,7 +64,7 @@ class WarmJudge:
         # writable: the warm judge's own folder, a private copy where the sandbox makes one
         # (bwrap: on its sized /tmp), so what its gradings write is bounded in total
         self.job = replace(template, argv=argv, cwd=self.root, env=env, timeout_s=WARM_LIFETIME_S,
-                           writable=(str(self.root),), pass_fds=(theirs.detach(),), cancel=threading.Event())
+                           writable=(str(self.root),), pass_fds=(theirs.detach(),), cancel=self.cancel)
         self.thread = threading.Thread(target=sandbox.run, args=(self.job,), daemon=True)
         self.thread.start()
 
@@ -106,7 +107,7 @@ class WarmJudge:
             # it may hold the descriptors and fork later on the same wire and record: it is
             # killed, and gone, before a cold judge takes the job (a red team's finding)
             self.broken = True
-            self.job.cancel.set()
+            self.cancel.set()
             self.thread.join()
             raise WarmJudgeBroken(str(exc)) from exc
         except BaseException:
@@ -148,7 +149,7 @@ class WarmJudge:
         """End of file ends the warm judge; its sandbox is cancelled if it does not go."""
         self.control.close()
         self.thread.join(timeout=10)
-        self.job.cancel.set()
+        self.cancel.set()
         self.thread.join(timeout=10)
         remove_directory(str(self.root))
 
@@ -184,7 +185,7 @@ class WarmJudges:
     """This process's warm judges, keyed by everything of a judge's sandbox that is not
     one grading's own: the sandbox, the view, the hidden paths, the limits, the imports."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self.idle: list = []    # (key, judge), least recently used first
         self.closer: threading.Thread | None = None

@@ -23,10 +23,13 @@ from abc import ABC, abstractmethod
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from sb.errors import SbError
 from sb.outcome import Outcome, Status
+
+if TYPE_CHECKING:
+    from sb.sandbox.base import Sandbox
 
 CHECKS = ("grade", "validate")
 
@@ -100,7 +103,8 @@ def _vendored_by_ray() -> set:
     if spec is None or not spec.submodule_search_locations:
         return set()
     folder = os.path.join(list(spec.submodule_search_locations)[0], "thirdparty_files")
-    return {(d.metadata.get("Name") or "").lower().replace("_", "-") for d in metadata.distributions(path=[folder])}
+    return {(d.metadata.get_all("Name") or [""])[0].lower().replace("_", "-")
+            for d in metadata.distributions(path=[folder])}
 
 
 def needed_device(task) -> str | None:
@@ -122,7 +126,7 @@ class Executor(ABC):
             raise SbError(f"executor {self.name!r} takes no --address")
         self.jobs, self.address = max(1, int(jobs)), address
         self.warnings: list = []  # one line each, for the command to print once it started
-        self.sandbox = None
+        self.sandbox: Sandbox | None = None  # set by start()
         self.started = False
 
     @classmethod
@@ -149,6 +153,7 @@ class Executor(ABC):
 
     def grading(self, task, files: dict, expected, first_failure: bool = False) -> Future:
         """submit() for the common case: `files` of `task`, in the started sandbox."""
+        assert self.sandbox is not None, "start() first"
         return self.submit(Work.grading(task, files, self.sandbox.name, expected, first_failure))
 
     @abstractmethod

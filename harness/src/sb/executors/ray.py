@@ -77,7 +77,7 @@ class RayExecutor(Executor):
                 ray.init(address=self.joined, **quiet)
             else:  # a laptop's cluster: this machine only (its ports still listen on every interface)
                 ray.init(num_cpus=self.jobs, include_dashboard=False, _node_ip_address="127.0.0.1", **quiet)
-        except Exception as exc:  # ConnectionError, AuthenticationError, a bad address: one line, exit 2
+        except Exception as exc:  # noqa: BLE001 - ConnectionError, AuthenticationError, a bad address: one line, exit 2
             where = self.joined or "a local instance"
             raise SbError(f"cannot start Ray ({where}): {_first_line(exc)}") from None
 
@@ -92,11 +92,10 @@ class RayExecutor(Executor):
         return None
 
     def submit(self, work: Work) -> Future:
-        import ray
         out: Future = Future()
         try:
             ref = self.remote.options(**_resources(work)).remote(work.to_json())
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a grading Ray refuses is lost, not the sweep
             out.set_result(lost(f"Ray refused the grading: {_first_line(exc)}"))
             return out
         with self.lock:
@@ -109,7 +108,7 @@ class RayExecutor(Executor):
             self.pending.discard(ref)
         try:
             out.set_result(json.loads(done.result()))
-        except Exception as exc:  # the worker died past every retry, or the task was cancelled
+        except Exception as exc:  # noqa: BLE001 - the worker died past every retry, or the task was cancelled
             out.set_result(lost(f"the Ray task was lost: {_first_line(exc)}"))
 
     def cancel(self) -> None:
@@ -121,7 +120,7 @@ class RayExecutor(Executor):
         for ref in pending:
             try:
                 ray.cancel(ref)  # KeyboardInterrupt in the worker: its sandboxes are killed, its folders removed
-            except Exception:
+            except Exception:  # noqa: BLE001 - a task already done or gone has nothing to cancel
                 pass
 
     def close(self) -> None:

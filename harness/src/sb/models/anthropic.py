@@ -66,7 +66,7 @@ def request_params(model: str, task, settings: dict) -> dict:
 
 def knobs(settings: dict) -> dict:
     """The optional knobs, only those the user set."""
-    params = {}
+    params: dict[str, dict] = {}
     if "temperature" in settings:  # no longer a typed SDK argument: sent as set, the API decides
         params["extra_body"] = {"temperature": float(settings["temperature"])}
     if "thinking_budget" in settings:
@@ -140,7 +140,8 @@ def accumulate(events) -> dict:
     """A streamed message as the non-streaming API would have returned it (JSON), tool input
     left as the raw string the deltas spelled out. A stream that ends without message_stop
     never finished, however cleanly the connection closed: a cut reply, cut tool arguments."""
-    message, raw, count, last, stopped = None, {}, 0, "", False
+    raw: dict[int, str] = {}  # content block index -> its tool input as the deltas spelled it
+    message, count, last, stopped = None, 0, "", False
     for event in events:
         kind, count = event.get("type"), count + 1
         try:
@@ -201,7 +202,9 @@ def _apply_delta(block: dict, delta: dict, raw: dict, index: int) -> None:
 
 def refusal_reason(message: dict, text: str) -> str:
     """The API's explanation (stop_details), else its category, else the reply's text."""
-    details = message.get("stop_details") if isinstance(message.get("stop_details"), dict) else {}
+    details = message.get("stop_details")
+    if not isinstance(details, dict):
+        details = {}
     reason = details.get("explanation") or details.get("category") or text.strip() or "stop_reason refusal"
     return str(reason)[:300]
 

@@ -132,5 +132,6 @@ def _installed(adapter: ModelAdapter, name: str) -> ModelAdapter:
     """A missing optional SDK is one line naming the extra, before any task starts."""
     if not adapter.installed():
         raise SbError(f"model {name!r} needs the {adapter.name} adapter's SDK: "
-                      f"`make install-sdk` in the checkout, pinned by its lock (or pip install 'scratchbench[{adapter.extra}]')")
+                      f"`make install-sdk` in the checkout, pinned by its lock "
+                      f"(or pip install 'scratchbench[{adapter.extra}]')")
     return adapter

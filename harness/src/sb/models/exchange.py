@@ -82,7 +82,7 @@ class Reply:
     """One API response, reduced to what the protocol needs; built by each provider module."""
 
     model: str | None
-    usage: dict
+    usage: dict | None             # None when the reply carried no usage
     ended: str = "complete"        # complete | truncated | refused
     text: str = ""                 # the visible text (reply tasks; JSON-schema replies)
     payload: object = None         # the tool call's input, if the API returned one
@@ -218,7 +218,7 @@ def _json_text(reply: Reply):
         raise ReplyError(empty_detail(reply))
     try:
         return json.loads(reply.text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise ReplyError(f"malformed output: not JSON ({exc.msg} at char {exc.pos})") from None
 
 

@@ -139,7 +139,9 @@ def usage_from(usage) -> dict | None:
     `usage_problem` to name (a negative rest too: more cached tokens than prompt tokens)."""
     if not isinstance(usage, dict) or not usage:
         return None
-    prompt = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    prompt = usage.get("prompt_tokens_details")
+    if not isinstance(prompt, dict):
+        prompt = {}
     completion = usage.get("completion_tokens_details")
     cached, written = prompt.get("cached_tokens") or 0, prompt.get("cache_write_tokens") or 0
     total = usage.get("prompt_tokens") or 0
@@ -205,7 +207,8 @@ def accumulate(chunks) -> dict:
     """A streamed completion in `completion_dict`'s shape: each tool call (by its index) with
     its argument fragments joined as sent. A stream that ends without a finish_reason never
     finished, however cleanly the connection closed."""
-    reply, calls, count = _empty(None, None), {}, 0
+    calls: dict[int, dict] = {}
+    reply, count = _empty(None, None), 0
     for chunk in chunks:
         count += 1
         try:

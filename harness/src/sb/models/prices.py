@@ -79,7 +79,7 @@ def price_for(provider: str, model: str, on: date) -> tuple[str, Price] | None:
 def cost(provider: str, model: str, usage: dict | None, on: date) -> tuple[float | None, str]:
     """(USD rounded to 8 places, or None) and the price used: 'provider model as of DATE' or 'unpriced'."""
     found = price_for(provider, model, on) if usage else None
-    if found is None:
+    if found is None or usage is None:
         return None, UNPRICED
     name, price = found
     total = sum(int(usage.get(kind) or 0) * getattr(price, kind) for kind in TOKEN_KINDS) / 1_000_000

@@ -36,7 +36,7 @@ from sb.outcome import Status
 from sb.toolloop import SessionError, parse_arguments
 
 
-def require_sdk(module: str, extra: str):
+def require_sdk(module: str, extra: str | None):
     """Import an optional SDK, or raise the one-line error naming the extra that provides it."""
     try:
         return importlib.import_module(module)
@@ -202,7 +202,7 @@ def within(deadline: Deadline, attempt):
     def run() -> None:
         try:
             outcome["value"] = attempt()
-        except BaseException as exc:  # handed to the caller, whatever it is
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, whatever it is
             outcome["error"] = exc
 
     thread = threading.Thread(target=run, name="sb-model-request", daemon=True)
@@ -292,7 +292,8 @@ LINE_END = re.compile(rb"\r\n|\n|\r")
 def sse_events(chunks) -> Iterator[tuple]:
     """(event name or None, data) per server-sent event (the WHATWG rules: comments dropped,
     data lines joined, an event unfinished at the end of the stream discarded)."""
-    pending, name, data = b"", None, []
+    pending, name = b"", None
+    data: list[str] = []
     for chunk in chunks:
         pending += chunk
         while (end := LINE_END.search(pending)) and not (end.group() == b"\r" and end.end() == len(pending)):
@@ -471,6 +472,7 @@ class SdkAdapter(ModelAdapter):
         except ReplyError as exc:
             return Attempt(status=Status.ADAPTER_ERROR, detail=str(exc))
         except TransportError as exc:
+            assert request is not None  # only the request raises TransportError
             self.note_rejection(options, exc)
             return Attempt(status=Status.ADAPTER_ERROR, detail=str(exc), transport_retries=request.retries,
                            transport_failure=exc.no_answer)

@@ -52,7 +52,7 @@ def check_poolable(docs: list[dict]) -> None:
 
 def toolchain_note(docs: list[dict]) -> str:
     """'' when every draw ran on one toolchain; else which packages differ between them."""
-    envs = {}
+    envs: dict = {}
     for doc in docs:
         env = doc.get("environment") or {}
         if env.get("fingerprint"):

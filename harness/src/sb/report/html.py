@@ -26,7 +26,8 @@ from sb.results import rate_text
 CSS = """
 body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
 h1{font-size:22px;margin-bottom:4px} h2{font-size:17px;margin-top:28px} .sub{color:#666;margin-top:0}
-table{border-collapse:collapse;font-size:13px;margin:8px 0} th,td{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}
+table{border-collapse:collapse;font-size:13px;margin:8px 0}
+th,td{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}
 th{background:#f4f4f4} td.num{text-align:right;font-variant-numeric:tabular-nums} .nm{color:#888;font-style:italic}
 code{font-size:12px} img{max-width:100%;display:block;margin:8px 0} nav a{margin-right:12px}
 """

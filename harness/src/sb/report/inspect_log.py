@@ -107,7 +107,7 @@ def _sample(entry: dict, model: str, files: dict | None):
     return EvalSample(id=entry["slug"], epoch=1, input=messages, target=TARGET,
                       messages=[*messages, ChatMessageAssistant(content=shown, model=model)], output=output,
                       scores={"sb_grader": _score(entry)}, metadata=_entry_metadata(entry), model_usage=usage,
-                      total_time=entry.get("duration_s"), completed=True)
+                      total_time=entry.get("duration_s"))
 
 
 def _input(entry: dict) -> list:
@@ -225,6 +225,7 @@ class InspectReporter(Reporter):
         self.files.setdefault(doc["run_id"], {})[entry["slug"]] = files
 
     def report(self, doc: dict, path: Path) -> Path:
+        assert self.log_dir is not None, "configured() first"
         return write_log(doc, self.log_dir, self.files.get(doc["run_id"], {}), source=path)
 
 

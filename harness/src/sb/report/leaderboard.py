@@ -42,8 +42,8 @@ def _accelerated_passes(docs: list[dict]) -> int:
 
 def cost_figures(docs: list[dict], solved: int) -> dict:
     """{usd, per_solved, note}: note is 'no cost (control run)', 'unpriced' or '' when priced."""
-    costs = [d.get("usd_cost") for d in docs]
-    if any(c is None for c in costs):
+    costs = [d["usd_cost"] for d in docs if d.get("usd_cost") is not None]
+    if len(costs) < len(docs):
         control = all(d.get("tokens") is None for d in docs)
         return {"usd": None, "per_solved": None, "note": "no cost (control run)" if control else "unpriced"}
     total = round(sum(costs), 6)

@@ -19,7 +19,7 @@ HEADER = ("# Which tasks each published set contained. Derived from the results 
           "# folder by `sb publish`; a test re-derives it. Do not edit by hand.\n")
 
 
-def set_contents(doc: dict) -> dict[str, int]:
+def set_contents(doc: dict) -> dict[str, int | None]:
     """slug -> task version, for the tasks this draw asked for."""
     versions = {e["slug"]: e.get("version") for e in doc["tasks"]}
     return {slug: versions.get(slug) for slug in sorted(doc["tasks_requested"])}

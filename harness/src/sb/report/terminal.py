@@ -121,7 +121,7 @@ def print_table(table: Table, leave_out_first: tuple = ()) -> None:
     columns fitted to its width (`fit_columns`), the header in bold, and a last line naming
     any column left out: those named in `leave_out_first` go first, in that order, then the
     rightmost."""
-    columns = [[column.header, *[visible(str(cell)) for cell in column._cells]] for column in table.columns]
+    columns = [[str(column.header), *[visible(str(cell)) for cell in column._cells]] for column in table.columns]
     terminal = _is_terminal(sys.stdout)
     out = console()
     headers = [column[0] for column in columns]
@@ -217,7 +217,8 @@ def _counts(outcome) -> str:
     if outcome is None:
         return "-"
     c = outcome.counts
-    return f"{outcome.status.value} ({c.get('passed', 0)} passed, {c.get('failed', 0)} failed) {outcome.duration_s:.1f}s"
+    return (f"{outcome.status.value} ({c.get('passed', 0)} passed, {c.get('failed', 0)} failed) "
+            f"{outcome.duration_s:.1f}s")
 
 
 VERDICT_LABEL = {"ok": "ok", "broken": "BROKEN", "skipped": "skipped", "unchecked": "UNCHECKED"}
@@ -311,7 +312,9 @@ class LiveProgress:
         import time
         self.out, self.total, self.live = out, total, out.is_terminal
         self.started, self.clock = time.monotonic(), time.monotonic
-        self.lock, self.flight, self.done, self.docs = threading.Lock(), {}, 0, {}
+        self.flight: dict = {}
+        self.docs: dict = {}
+        self.lock, self.done = threading.Lock(), 0
         self.stop = threading.Event()
         self.shown = False
         if self.live:
@@ -361,7 +364,8 @@ class LiveProgress:
     def status(self) -> str:
         """`3/12 done · 2 in flight: kv_cache solving, softmax grading · 42s · ~1m24s left · 1,234 tokens · $0.0120`."""
         elapsed = self.clock() - self.started
-        left = "estimating" if not self.done else f"~{_duration(elapsed / self.done * max(0, self.total - self.done))} left"
+        left = ("estimating" if not self.done
+                else f"~{_duration(elapsed / self.done * max(0, self.total - self.done))} left")
         flight = sorted(self.flight.values())
         doing = ", ".join(f"{slug} {phase}" for slug, phase in flight[:4]) + (" ..." if len(flight) > 4 else "")
         tokens = sum(v for doc in self.docs.values() for k, v in (doc.get("tokens") or {}).items()
@@ -379,7 +383,8 @@ def _duration(seconds: float) -> str:
 
 def _entry_result(entry: dict) -> str:
     c = entry.get("counts") or {}
-    counts = f" ({c.get('passed', 0)} passed" + (f", {c['failed']} failed" if c.get("failed") else "") + ")" if c else ""
+    counts = (f" ({c.get('passed', 0)} passed" + (f", {c['failed']} failed" if c.get("failed") else "") + ")"
+              if c else "")
     if entry["status"] in (Status.PASSED.value, Status.FAILED.value):
         return ("pass" if entry["passed"] else "fail") + counts
     return entry["status"] + (f": {entry['detail']}" if entry.get("detail") else "")
@@ -391,7 +396,9 @@ def format_rate(summary: dict | None) -> str:
     text = rate_text(summary)
     if summary is None or summary.get("rate") is None:
         return text
-    return text + (f" · {summary['unmeasured']} not measured ({summary['reason']})" if summary.get("unmeasured") else "")
+    if summary.get("unmeasured"):
+        text += f" · {summary['unmeasured']} not measured ({summary['reason']})"
+    return text
 
 
 def print_run_table(doc: dict) -> None:
@@ -537,7 +544,8 @@ def print_leaderboard(rows: list) -> None:
                       format_spread(r["headline"]), format_rate(r["accelerated"]), cost, per_solved,
                       r["run_at"][:10])
     print_table(table)
-    console().print(f"{len(rows)} published sweep(s) · rates over evidence only · 95% CI: Wilson, pooled over task-draws")
+    console().print(f"{len(rows)} published sweep(s) · rates over evidence only · "
+                    "95% CI: Wilson, pooled over task-draws")
 
 
 def print_speed_summaries(rows: list) -> None:
@@ -589,7 +597,8 @@ def print_failures(data: dict) -> None:
     for block in data["models"]:
         measured = (f"{block['passed']}/{block['measured']} measured draws passed" if block["measured"]
                     else f"not measured ({block['reason']})")
-        extra = f" · {block['unmeasured']} not measured ({block['reason']})" if block["unmeasured"] and block["measured"] else ""
+        extra = (f" · {block['unmeasured']} not measured ({block['reason']})"
+                 if block["unmeasured"] and block["measured"] else "")
         out.print(f"{data['slug']} · {block['model']} · {measured}{extra}")
         for failing in block["failing_tests"]:
             out.print(f"  {failing['draws']}/{block['measured']}  {failing['test']}")

@@ -15,9 +15,9 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Iterator
 
 from sb.interrupt import track_group, untrack_group
 
@@ -53,7 +53,7 @@ class Job:
     readable: tuple = ()
     masked: tuple = ()
     devices: tuple = ()
-    cancel: object = None
+    cancel: threading.Event | None = None
     memory_mb: int = DEFAULT_MEMORY_MB
     max_processes: int = 256
     max_file_mb: int = 512
@@ -183,7 +183,7 @@ def _reap(proc: subprocess.Popen) -> bool:
 
 
 @contextmanager
-def interrupts_held():
+def interrupts_held() -> Iterator[None]:
     """A KeyboardInterrupt (Ctrl-C in a library caller, Ray cancelling a task) waits until
     the block ends: arriving while a child is being started, or while it is being killed,
     it would otherwise leave a sandbox running, untracked, until its time limit. Only the

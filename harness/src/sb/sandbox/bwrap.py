@@ -115,7 +115,7 @@ def _no_privileges() -> tuple:
     """No capabilities inside, and no user namespace of its own to regain them in. Run as
     root, bwrap would otherwise keep every capability in the sandbox's user namespace,
     and graded code could remount its read-only binds writable or unmount a mask."""
-    flags = ("--cap-drop", "ALL")
+    flags: tuple[str, ...] = ("--cap-drop", "ALL")
     try:
         usage = subprocess.run([shutil.which("bwrap") or "bwrap", "--help"], capture_output=True, text=True,
                                timeout=10).stdout
@@ -129,6 +129,7 @@ def _no_privileges() -> tuple:
 def _writable_mounts(job: Job, copies: list | None) -> list:
     if copies is None:
         return [arg for path in job.writable for arg in ("--bind", str(path), str(path))]
+    assert job.private_writes_mb is not None  # copies are made only for a job that sets it
     argv = []
     for path in job.writable:
         if not _under(path, "/tmp"):  # outside the sized /tmp: a sized file system of its own
@@ -145,7 +146,8 @@ def private_copies(job: Job):
     descriptors left in `fds` at the end are closed; a caller that hands them to a process
     empties it. A descriptor closed twice closes whatever another thread (a concurrent
     grading) has opened under the same number since: its Popen then fails with EBADF."""
-    copies, fds = [], []
+    copies: list[tuple[str, int | None, str]] = []  # (kind, descriptor of a file, path)
+    fds: list[int] = []
     try:
         for root in job.writable:
             copies.append(("dir", None, str(root)))

@@ -13,6 +13,7 @@ import re
 import site
 import sys
 import sysconfig
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
@@ -34,7 +35,7 @@ def python_view(import_names: tuple, extra_distributions: tuple = ()) -> PythonV
     names = set(import_names) | ({"numpy"} if "torch" in import_names else set())  # tensors cross as numpy bytes
     for name in names:
         dists |= set(_distributions_of(name))
-    entries = set()
+    entries: set[str] = set()
     for dist in sorted(_closure(tuple(sorted(dists)))):
         entries |= _entries(dist)
     masked = _site_dirs()
@@ -47,7 +48,7 @@ def python_view(import_names: tuple, extra_distributions: tuple = ()) -> PythonV
 
 def _outermost(paths, masked) -> tuple:
     """Drop a path whose parent is bound already (unless a mask lies between them)."""
-    kept = []
+    kept: list[str] = []
     for path in sorted(paths):
         parent = next((k for k in kept if path.startswith(k.rstrip("/") + "/")), None)
         if parent is None or any(m.startswith(parent.rstrip("/") + "/") and path.startswith(m) for m in masked):
@@ -56,7 +57,7 @@ def _outermost(paths, masked) -> tuple:
 
 
 @lru_cache(maxsize=None)
-def _packages_distributions() -> dict:
+def _packages_distributions() -> Mapping[str, list[str]]:
     return metadata.packages_distributions()
 
 
@@ -109,8 +110,8 @@ def _marker_holds(marker: str) -> bool:
     try:
         from packaging.markers import Marker
         return Marker(marker).evaluate()
-    except Exception:
-        return True  # bind too much rather than break an import
+    except Exception:  # noqa: BLE001 - bind too much rather than break an import
+        return True
 
 
 @lru_cache(maxsize=None)

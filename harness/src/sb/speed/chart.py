@@ -111,4 +111,5 @@ def _mark_floor_and_capacity(ax, capacity: dict, name_prompt: bool) -> None:
     value = capacity.get("capacity", capacity["capacity_streams"])
     if value:
         size = f" (prompt {capacity['prompt_tokens']})" if name_prompt else ""
-        ax.axvline(value, color="tab:green", linestyle="-.", label=f"capacity {value:g} {capacity.get('unit', 'streams')}{size}")
+        ax.axvline(value, color="tab:green", linestyle="-.",
+                   label=f"capacity {value:g} {capacity.get('unit', 'streams')}{size}")

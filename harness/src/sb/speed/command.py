@@ -101,7 +101,8 @@ def build_plan(base_url, model, options: dict, api_key):
               default=Path("results"), show_default=True)
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=600.0,
               show_default=True, help="seconds one request may take")
-@click.option("--api-key-env", default=None, help="name of an environment variable holding a bearer key (never recorded)")
+@click.option("--api-key-env", default=None,
+              help="name of an environment variable holding a bearer key (never recorded)")
 @click.option("--json", "as_json", is_flag=True, help="print the results document")
 def speed(base_url, model, max_tokens, requests_per_level, floor, hardware, results_dir, timeout_s, api_key_env,
           as_json, **options):

@@ -82,7 +82,8 @@ def open_loop(records: list, window_s: float, lag_bound_s: float | None) -> dict
     """
     lags = [r["send_lag_s"] for r in records if r.get("send_lag_s") is not None]
     written = sorted(r["written_s"] for r in records)
-    sent_rate = (len(written) - 1) / (written[-1] - written[0]) if len(written) > 1 and written[-1] > written[0] else None
+    sent_rate = ((len(written) - 1) / (written[-1] - written[0])
+                 if len(written) > 1 and written[-1] > written[0] else None)
     lag = {**spread(lags), "max": max(lags) if lags else None}
     limited = lag_bound_s is not None and lag["p99"] is not None and lag["p99"] > lag_bound_s
     return {"send_lag_s": lag, "send_lag_bound_s": lag_bound_s, "client_limited": limited,

@@ -70,7 +70,8 @@ class Measurement:
     client_cpu: list         # per level: {level, concurrency, rate_rps, prompt_tokens, cpu_s, streamed_tokens}
     started_at: str
     origin_ns: int           # perf_counter_ns at the run's start: records' times are seconds after it
-    levels: list = field(default_factory=list)        # each level as run: load, concurrency/rate_rps, prompt_tokens, probe
+    # each level as run: load, concurrency/rate_rps, prompt_tokens, probe
+    levels: list = field(default_factory=list)
     calibration: dict = field(default_factory=dict)   # prompt size -> how its filler length was found
     searches: list = field(default_factory=list)      # one per prompt size when --search
 

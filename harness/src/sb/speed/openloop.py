@@ -98,6 +98,7 @@ class Lender:
     async def run(self, parent: socket.socket, child: socket.socket) -> tuple:
         process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("sender.py")), str(child.fileno())],
                                    stdin=subprocess.PIPE, pass_fds=[child.fileno()])
+        assert process.stdin is not None  # stdin=PIPE
         child.close()
         self.ctl = parent
         watch = asyncio.ensure_future(asyncio.to_thread(os.wait4, process.pid, 0))
@@ -197,7 +198,8 @@ class Lender:
         else:
             self._send(b"G" + _ids([self.ids[conn]]))
         if raw.status is None and (raw.error or "").startswith("connection closed"):
-            return await send_one(self.pool, self.requests[i], self.timeout_s)   # sent again: its lag counts from the schedule
+            # sent again: its lag counts from the schedule
+            return await send_one(self.pool, self.requests[i], self.timeout_s)
         return raw
 
     async def _open_spare(self) -> None:

@@ -85,7 +85,7 @@ def level_summaries(plan, measurement) -> list:
 
 def _procedure_extra(plan) -> dict:
     """What this run's options changed in the procedure, stated in its own words."""
-    extra = {}
+    extra: dict = {}
     if plan.load == "open":
         extra["load"] = (f"open loop: requests sent on a {plan.arrivals} schedule (seed {plan.seed}) at each rate, "
                          f"regardless of earlier ones; a level whose p99 send lag exceeds "
@@ -103,7 +103,8 @@ def _procedure_extra(plan) -> dict:
                              f"holds at its percentile{share}")
     if plan.search:
         extra["search"] = (f"walk up doubling from {min(plan.values()):g} until a level breaks, then bisect "
-                           + ("to one stream" if plan.load == "closed" else f"to {plan.search_resolution:.0%} of the rate")
+                           + ("to one stream" if plan.load == "closed"
+                              else f"to {plan.search_resolution:.0%} of the rate")
                            + f"; at most {plan.max_requests} measured requests per search")
     return extra
 
@@ -123,7 +124,8 @@ def client_cost(per_level: list) -> dict:
     cpu = sum(level["cpu_s"] for level in per_level)
     tokens = sum(level["streamed_tokens"] for level in per_level)
     for level in per_level:
-        level["cpu_ms_per_token"] = 1e3 * level["cpu_s"] / level["streamed_tokens"] if level["streamed_tokens"] else None
+        level["cpu_ms_per_token"] = (1e3 * level["cpu_s"] / level["streamed_tokens"]
+                                     if level["streamed_tokens"] else None)
     return {"cpu_s": cpu, "streamed_tokens": tokens, "cpu_ms_per_token": 1e3 * cpu / tokens if tokens else None,
             "per_level": per_level}
 
@@ -237,7 +239,8 @@ def _columns(doc: dict) -> list:
     ]
     if open_loop:
         columns += [("sent req/s", lambda lv: _num(lv["sent_rate_rps"], 2)),
-                    ("send lag ms p50/p99", lambda lv: f"{_ms(lv['send_lag_s']['median'])}/{_ms(lv['send_lag_s']['p99'])}"
+                    ("send lag ms p50/p99",
+                     lambda lv: f"{_ms(lv['send_lag_s']['median'])}/{_ms(lv['send_lag_s']['p99'])}"
                      + (" CLIENT-LIMITED" if lv["client_limited"] else ""))]
     if doc.get("slo"):
         columns += [("met", lambda lv: _pct(lv["slo"]["met_fraction"])),
@@ -288,7 +291,8 @@ def _load_lines(doc: dict) -> list:
              f"requests were doing; send lag bound {arrivals['send_lag_bound_s'] * 1e3:g} ms at p99"]
     for lv in doc["levels"]:
         if lv.get("client_limited"):
-            lines.append(f"rate {lv['rate_rps']:g} req/s is CLIENT-LIMITED: p99 send lag {_ms(lv['send_lag_s']['p99'])} ms "
+            lines.append(f"rate {lv['rate_rps']:g} req/s is CLIENT-LIMITED: "
+                         f"p99 send lag {_ms(lv['send_lag_s']['p99'])} ms "
                          f"> {arrivals['send_lag_bound_s'] * 1e3:g} ms: the client did not send on schedule, so the "
                          "server was not offered this load and the level is not counted as its capacity")
     return lines

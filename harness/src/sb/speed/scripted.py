@@ -9,11 +9,12 @@ template, see `prompt_tokens`), a per-stream speed that is a known function of l
 (`--itl-per-stream-ms`, see `per_stream_tokens_per_s`), a time to first token that grows
 with the arrival rate the server sees (`--ttft-ms-per-rps`, see `ttft_at_rate`), late first tokens for chosen
 requests (`--slow`), a wrong prompt count in the usage report (`--miscount`). A
-non-streamed request gets one token and its usage report (the client's prompt-size probe). It stamps, with the same system-wide
-monotonic clock the client uses (`perf_counter_ns`, CLOCK_MONOTONIC on Linux), when each
-request fully arrived (the kernel's receive timestamp, SO_TIMESTAMPNS) and when each chunk
-was handed to the kernel; the schedule runs from that arrival; `GET /truth` returns
-those stamps, so a measurement's error is its difference from what the server really did.
+non-streamed request gets one token and its usage report (the client's prompt-size probe).
+It stamps, with the same system-wide monotonic clock the client uses (`perf_counter_ns`,
+CLOCK_MONOTONIC on Linux), when each request fully arrived (the kernel's receive timestamp,
+SO_TIMESTAMPNS) and when each chunk was handed to the kernel; the schedule runs from that
+arrival; `GET /truth` returns those stamps, so a measurement's error is its difference from
+what the server really did.
 
 Run it with `python -m sb.speed.scripted --port 0 ...` (it prints `listening PORT`), or
 through `scripted_server(...)`, which starts it as a separate process so its event loop
@@ -34,6 +35,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from time import perf_counter_ns
+from typing import Any
 
 from sb.speed.stamps import SO_TIMESTAMPNS, kernel_stamp
 
@@ -235,8 +237,9 @@ async def _stream(script: Script, conn: _Conn, body: dict, t_read: int) -> None:
     ttft = _time_to_first_token(script, number, prompt, rate)
     head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
     conn.write(head + _event(_delta(rid, script.model, {"role": "assistant", "content": ""})))
-    truth = {"id": rid, "number": number, "read_ns": t_read, "role_ns": perf_counter_ns(), "sent_ns": [],
-             "tokens": tokens, "prompt_tokens": prompt, "ttft_scripted_s": ttft, "arrival_rate_rps": rate}
+    truth: dict[str, Any] = {"id": rid, "number": number, "read_ns": t_read, "role_ns": perf_counter_ns(),
+                             "sent_ns": [], "tokens": tokens, "prompt_tokens": prompt, "ttft_scripted_s": ttft,
+                             "arrival_rate_rps": rate}
     script.truth[rid] = truth
     token = _event(_delta(rid, script.model, {"content": "tok "}))
     deadline = t_read + round(ttft * 1e9)
@@ -349,10 +352,12 @@ def main(argv=None) -> None:
     parser.add_argument("--itl-per-stream-ms", type=float, default=0.0,
                         help="added to the inter-token interval for each other stream in flight (a server that slows)")
     parser.add_argument("--prefill-ms-per-token", type=float, default=0.0,
-                        help="added to the time to first token per prompt token (prefill proportional to prompt length)")
+                        help="added to the time to first token per prompt token "
+                             "(prefill proportional to prompt length)")
     parser.add_argument("--slow", default="", help="comma-separated request numbers whose first token is late")
     parser.add_argument("--slow-ttft-ms", type=float, default=0.0)
-    parser.add_argument("--miscount", default="", help="comma-separated request numbers reporting twice the prompt tokens")
+    parser.add_argument("--miscount", default="",
+                        help="comma-separated request numbers reporting twice the prompt tokens")
     parser.add_argument("--ttft-ms-per-rps", type=float, default=0.0,
                         help="added to the time to first token per request/s of arrival rate (a server that queues)")
     parser.add_argument("--tls-cert", default=None, help="serve HTTPS with this certificate (PEM) ...")

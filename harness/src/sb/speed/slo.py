@@ -67,7 +67,8 @@ def parse(text: str) -> list:
 def parse_one(part: str) -> Objective:
     match = _PATTERN.match(part.strip().lower())
     if not match:
-        raise ValueError(f"--slo objective {part.strip()!r} is not METRIC:pXX<=BOUND (e.g. ttft:p90<=0.5s, tps:p90>=20)")
+        raise ValueError(f"--slo objective {part.strip()!r} is not METRIC:pXX<=BOUND "
+                         "(e.g. ttft:p90<=0.5s, tps:p90>=20)")
     metric, pct, op, unit = match["metric"], float(match["pct"]), match["op"], match["unit"]
     if metric not in METRICS:
         raise ValueError(f"--slo objective {part.strip()!r}: metric must be one of {', '.join(METRICS)}")
@@ -79,7 +80,8 @@ def parse_one(part: str) -> Objective:
         bound = float(match["value"])
         return Objective(metric, pct, bound, f"tps:p{pct:g}>={bound:g}tok/s")
     if op != "<=" or unit not in LATENCY_UNITS:
-        raise ValueError(f"--slo objective {part.strip()!r}: a latency is a ceiling in s, ms or us, e.g. {metric}:p90<=500ms")
+        raise ValueError(f"--slo objective {part.strip()!r}: a latency is a ceiling in s, ms or us, "
+                         f"e.g. {metric}:p90<=500ms")
     bound = float(match["value"]) * LATENCY_UNITS[unit]
     return Objective(metric, pct, bound, f"{metric}:p{pct:g}<={_seconds(bound)}")
 

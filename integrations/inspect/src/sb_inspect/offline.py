@@ -24,10 +24,11 @@ PROSE = "Here is my solution: I changed the function to handle the edge cases."
 
 class OfflineModel(ModelAPI):
     def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
-                 config: GenerateConfig = GenerateConfig(), **model_args) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
+                 config: GenerateConfig | None = None, **model_args) -> None:
+        super().__init__(model_name, base_url, api_key, [], config if config is not None else GenerateConfig())
         self.behaviour, _, self.mutant = model_name.partition(":")
-        if self.behaviour not in {b.split(":")[0] for b in BEHAVIOURS} or (self.behaviour == "mutant") != bool(self.mutant):
+        known = {b.split(":")[0] for b in BEHAVIOURS}
+        if self.behaviour not in known or (self.behaviour == "mutant") != bool(self.mutant):
             raise ValueError(f"sb-offline/{model_name}: choose one of {', '.join(BEHAVIOURS)}")
 
     async def generate(self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice,
@@ -38,7 +39,8 @@ class OfflineModel(ModelAPI):
             text, stop = text[:len(text) // 2], "max_tokens"
         output = ModelOutput.from_content(model=self.model_name, content=text, stop_reason=stop)
         prompt = sum(len(m.text) for m in input) // 4
-        output.usage = ModelUsage(input_tokens=prompt, output_tokens=len(text) // 4, total_tokens=prompt + len(text) // 4)
+        output.usage = ModelUsage(input_tokens=prompt, output_tokens=len(text) // 4,
+                                  total_tokens=prompt + len(text) // 4)
         return output
 
     def answer(self, task: sb.Task) -> str:
