@@ -165,3 +165,37 @@ def test_a_starter_file_the_reference_leaves_out_is_graded_as_the_starter_has_it
     assert task.reference_files["notes.txt"] == b"kept as given\n"
     assert task.reference_files["adder.py"] == (folder / "reference" / "adder.py").read_bytes()
     assert task.reference_files["adder.py"] != task.starter_files["adder.py"]
+
+
+def _fixture_copy(tmp_path, equivalents: str):
+    import shutil
+
+    from conftest import FIXTURE_TASK_DIR
+    from sb.task import load_task_dir
+    folder = tmp_path / "sb_task_fixture_add"
+    shutil.copytree(FIXTURE_TASK_DIR, folder)
+    (folder / "equivalent_mutants.yaml").write_text(equivalents)
+    return load_task_dir(folder, package="sb_task_fixture_add")
+
+
+def test_an_equivalent_is_one_mutant_or_every_mutant_of_a_file(tmp_path):
+    """A file entry covers every generated mutant of that file (a shown module never run)."""
+    task = _fixture_copy(tmp_path, '- id: "adder.py:core/NumberReplacer:0"\n  reason: "allowed"\n'
+                                   '- file: shown.py\n  reason: "never run"\n')
+    assert task.equivalent_reason("adder.py:core/NumberReplacer:0", "adder.py") == "allowed"
+    assert task.equivalent_reason("adder.py:core/NumberReplacer:1", "adder.py") is None
+    assert task.equivalent_reason("shown.py:core/AddNot:3", "shown.py") == "never run"
+
+
+@pytest.mark.parametrize("entry", ['- id: "a.py:x:0"\n  file: a.py\n  reason: "r"\n', '- file: a.py\n',
+                                   '- file: a.py\n  reason: " "\n'])
+def test_a_malformed_equivalent_names_its_entry(tmp_path, entry):
+    task = _fixture_copy(tmp_path, entry)
+    with pytest.raises(TaskError, match="equivalent_mutants.yaml: entry 1"):
+        task.equivalent_reason("a.py:x:0", "a.py")
+
+
+def test_an_equivalent_file_no_mutant_changes_any_more_is_stale(tmp_path):
+    from sb.generated import stale_equivalents
+    task = _fixture_copy(tmp_path, '- file: adder.py\n  reason: "r"\n- file: gone.py\n  reason: "r"\n')
+    assert stale_equivalents(task, {"adder.py:core/AddNot:0"}) == ["gone.py"]

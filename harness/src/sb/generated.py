@@ -98,13 +98,11 @@ def check_generated(task, executor, expected: list, on_result=None, first_failur
     from sb.executors.base import outcome_of
     from sb.parallel import in_order, then
 
-    equivalent = task.equivalent_mutants
-
     def verdict(mutant: GeneratedMutant, result: dict) -> GeneratedResult:
         outcome = outcome_of(task.slug, result)
         if outcome.passed:
-            verdict = "equivalent" if mutant.id in equivalent else "survived"
-            return GeneratedResult(task.slug, mutant.id, verdict, equivalent.get(mutant.id, ""))
+            reason = task.equivalent_reason(mutant.id, mutant.file)
+            return GeneratedResult(task.slug, mutant.id, "survived" if reason is None else "equivalent", reason or "")
         if not outcome.evidence:
             return GeneratedResult(task.slug, mutant.id, "unchecked", outcome.summary())
         detail = (outcome.failures_that_ran or outcome.failed_tests or [outcome.status.value])[0]
@@ -116,8 +114,10 @@ def check_generated(task, executor, expected: list, on_result=None, first_failur
 
 
 def stale_equivalents(task, generated_ids: set) -> list:
-    """Listed equivalents that no longer name a generated mutant (the reference changed)."""
-    return sorted(set(task.equivalent_mutants) - generated_ids)
+    """Listed equivalents that no longer name a generated mutant (the reference changed): ids,
+    and files no generated mutant changes."""
+    files = {mutant_id.split(":", 1)[0] for mutant_id in generated_ids}
+    return sorted(set(task.equivalent_mutants) - generated_ids) + sorted(set(task.equivalent_files) - files)
 
 
 def mutant_diff(task, mutant_id: str) -> str:

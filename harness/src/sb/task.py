@@ -114,20 +114,35 @@ class Task:
             raise TaskError(f"{where}: must be a list of {{clause, tests}} entries")
         return tuple(_clause(entry, f"{where}: entry {i + 1}") for i, entry in enumerate(spec))
 
-    @cached_property
-    def equivalent_mutants(self) -> dict:
+    @property
+    def equivalent_mutants(self) -> dict[str, str]:
         """equivalent_mutants.yaml: generated mutants whose behaviour the prompt allows, with why."""
+        return self._equivalents["id"]
+
+    @property
+    def equivalent_files(self) -> dict[str, str]:
+        """equivalent_mutants.yaml's `file:` entries: files no change to which can change a
+        verdict (a test-writing task's shown module, never run), every mutant of them with why."""
+        return self._equivalents["file"]
+
+    def equivalent_reason(self, mutant_id: str, file: str) -> str | None:
+        """Why a generated mutant is equivalent (its own entry, else its file's), or None."""
+        return self.equivalent_mutants.get(mutant_id) or self.equivalent_files.get(file)
+
+    @cached_property
+    def _equivalents(self) -> dict[str, dict[str, str]]:
         where = f"{self.package}/equivalent_mutants.yaml"
         spec = self._yaml("equivalent_mutants.yaml") or []
         if not isinstance(spec, list):
-            raise TaskError(f"{where}: must be a list of {{id, reason}} entries")
-        found = {}
+            raise TaskError(f"{where}: must be a list of {{id, reason}} or {{file, reason}} entries")
+        found: dict[str, dict[str, str]] = {"id": {}, "file": {}}
         for i, entry in enumerate(spec):
-            if not isinstance(entry, dict) or set(entry) != {"id", "reason"}:
-                raise TaskError(f"{where}: entry {i + 1}: needs exactly the keys id and reason")
+            if not isinstance(entry, dict) or set(entry) not in ({"id", "reason"}, {"file", "reason"}):
+                raise TaskError(f"{where}: entry {i + 1}: needs exactly the keys id and reason, or file and reason")
             if not str(entry["reason"]).strip():
                 raise TaskError(f"{where}: entry {i + 1}: field 'reason': must be a non-empty string")
-            found[str(entry["id"])] = str(entry["reason"]).strip()
+            key = "id" if "id" in entry else "file"
+            found[key][str(entry[key])] = str(entry["reason"]).strip()
         return found
 
     def _yaml(self, name: str):
