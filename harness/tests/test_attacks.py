@@ -630,6 +630,25 @@ def test_a_torch_value_on_a_side_without_torch_is_a_protocol_error(tree, monkeyp
         _wire.Codec(None).decode(tree, [b"\0" * 4])
 
 
+@pytest.mark.parametrize("value", ["\ud83d\ude00", "a\ud800b", "\udfff\ud800", {"\ud83d": ["\ude00", "😀"]}])
+def test_a_string_with_surrogate_code_points_crosses_as_it_is(value):
+    """Two code points that form an escaped pair in JSON stay two (a test-writing task's
+    solver may call with them; the judge must record the call it made, not a joined one)."""
+    import json
+
+    from sb import _wire
+    buffers: list = []
+    tree = json.loads(json.dumps(_wire.Codec(None).encode(value, buffers)))
+    assert _wire.Codec(None).decode(tree, buffers) == value
+
+
+@pytest.mark.parametrize("tree, buffers", [({"str": 0}, [b"\xff"]), ({"str": "0"}, [b"a"]), ({"str": 3}, [])])
+def test_a_malformed_surrogate_string_is_a_protocol_error(tree, buffers):
+    from sb import _wire
+    with pytest.raises(_wire.ProtocolError, match="malformed str"):
+        _wire.Codec(None).decode(tree, buffers)
+
+
 # ---------------------------------------------------------------- found by an outside red team
 
 

@@ -21,6 +21,7 @@ import builtins
 import json
 import os
 import queue
+import re
 import struct
 import sys
 import threading
@@ -40,6 +41,7 @@ _exec, _compile, _ModuleType = builtins.exec, builtins.compile, type(sys)
 
 _HEAD = struct.Struct(">II")
 _LEN = struct.Struct(">Q")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON would join an escaped pair of them into one character
 _DTYPE_KINDS = "biufcSUM m?"  # no object, void or structured dtypes ever cross
 
 SAFE_EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
@@ -148,6 +150,9 @@ class Codec:
         if depth > MAX_DEPTH:
             raise ProtocolError("value nested too deeply")
         kind = type(value)
+        if kind is str and not value.isascii() and _SURROGATE.search(value):
+            buffers.append(value.encode("utf-8", "surrogatepass"))  # every code point as it is
+            return {"str": len(buffers) - 1}
         if value is None or kind in (bool, str):
             return value
         if kind is int:
@@ -267,6 +272,9 @@ class Codec:
         if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
             raise ProtocolError("malformed dict")
         return {self.decode(k, buffers, depth + 1): self.decode(v, buffers, depth + 1) for k, v in pairs}
+
+    def _d_str(self, tree, buffers, depth):
+        return bytes(buffers[tree["str"]]).decode("utf-8", "surrogatepass")
 
     def _d_bytes(self, tree, buffers, depth):
         return bytes(buffers[tree["bytes"]])
