@@ -14,7 +14,10 @@ alike, and the medians are printed with the added seconds per grading:
 - two processes, cold judge: `sb.grading.grade` with SB_WARM_JUDGES=0 (judge + worker,
   each started in bwrap for every grading);
 - two processes, warm judge: `sb.grading.grade` as it runs by default, the judge forked
-  from a warm judge (sb/warm.py) that one warm-up grading started; the worker is new.
+  from a warm judge (sb/warm.py) that one warm-up grading started; the worker is new;
+- `sb grade`: the command as a user or task author runs it, a fresh process each time
+  (plugins loaded, the task read, its cached reference ids used, one grading), and its
+  ratio to bare pytest (issue #35's target: 1.3x or less, on a quiet machine).
 """
 
 from __future__ import annotations
@@ -123,6 +126,15 @@ def two_processes(task, expected: list, warm: bool) -> float:
     return elapsed
 
 
+def fresh_command(slug: str, folder: Path) -> float:
+    """`sb grade SLUG FOLDER` from a new process, as a user runs it."""
+    start = time.perf_counter()
+    done = subprocess.run([str(Path(sys.executable).parent / "sb"), "grade", slug, str(folder)], capture_output=True)
+    elapsed = time.perf_counter() - start
+    assert done.returncode == 0, done.stdout.decode()[-2000:]
+    return elapsed
+
+
 def main() -> None:
     args = sys.argv[1:]
     rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 7
@@ -130,19 +142,25 @@ def main() -> None:
     slugs = slugs or ["softmax_stability", "chunked_batchnorm_backward"]
     tasks, runner = load_tasks(), old_runner()
     print(f"median wall seconds per grading of the reference, {rounds} rounds, interleaved")
-    print(f"{'task':28} {'bare':>7} {'1 proc':>7} {'2p cold':>8} {'2p warm':>8} {'warm-bare':>10} {'warm-cold':>10}")
+    print(f"{'task':28} {'bare':>7} {'1 proc':>7} {'2p cold':>8} {'2p warm':>8} {'warm-bare':>10} {'warm-cold':>10}"
+          f" {'sb grade':>9} {'grade/bare':>11}")
     for slug in slugs:
         task = tasks[slug]
         expected = grade(task, task.reference_files, SANDBOX).test_ids  # also starts the warm judge
-        timings = {"bare": [], "one": [], "cold": [], "warm": []}
-        for _ in range(rounds):
-            timings["bare"].append(bare_pytest(task))
-            timings["one"].append(single_process(task, runner))
-            timings["cold"].append(two_processes(task, expected, warm=False))
-            timings["warm"].append(two_processes(task, expected, warm=True))
-        bare, cold, warm = (statistics.median(timings[k]) for k in ("bare", "cold", "warm"))
+        timings: dict[str, list] = {"bare": [], "one": [], "cold": [], "warm": [], "command": []}
+        with tempfile.TemporaryDirectory() as answer:
+            write_files(Path(answer), task.reference_files)
+            fresh_command(slug, Path(answer))  # caches the reference's ids, as a first `sb grade` does
+            for _ in range(rounds):
+                timings["bare"].append(bare_pytest(task))
+                timings["one"].append(single_process(task, runner))
+                timings["cold"].append(two_processes(task, expected, warm=False))
+                timings["warm"].append(two_processes(task, expected, warm=True))
+                timings["command"].append(fresh_command(slug, Path(answer)))
+        bare, cold, warm, command = (statistics.median(timings[k]) for k in ("bare", "cold", "warm", "command"))
         one = "n/a" if None in timings["one"] else f"{statistics.median(timings['one']):.3f}"
-        print(f"{slug:28} {bare:7.3f} {one:>7} {cold:8.3f} {warm:8.3f} {warm - bare:+10.3f} {warm - cold:+10.3f}")
+        print(f"{slug:28} {bare:7.3f} {one:>7} {cold:8.3f} {warm:8.3f} {warm - bare:+10.3f} {warm - cold:+10.3f}"
+              f" {command:9.3f} {command / bare:10.2f}x")
     print("n/a: the single-process runner of a614a88 cannot run hidden tests that use sb.judge; bare pytest"
           " loads their probes in its own process")
 

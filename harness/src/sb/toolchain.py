@@ -18,13 +18,19 @@ PINNED_THREAD_SETTINGS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_TH
 
 @lru_cache(maxsize=1)
 def distributions() -> dict:
-    """Every distribution installed in the grading environment: name -> version."""
+    """Every distribution installed in the grading environment: name -> version (kept on
+    disk while nothing is installed or removed: sb/installed.py)."""
+    from sb import installed
+    return dict(sorted(installed.cached("versions", _read_versions, installed.strings_to_strings).items()))
+
+
+def _read_versions() -> dict:
     found = {}
     for dist in metadata.distributions():
         name = (dist.metadata.get_all("Name") or [""])[0].strip()
         if name:
             found[name.lower().replace("_", "-")] = dist.version
-    return dict(sorted(found.items()))
+    return found
 
 
 def _graded_distributions() -> dict:

@@ -58,7 +58,10 @@ def _outermost(paths, masked) -> tuple:
 
 @lru_cache(maxsize=None)
 def _packages_distributions() -> Mapping[str, list[str]]:
-    return metadata.packages_distributions()
+    """Import name -> the distributions providing it (kept on disk: sb/installed.py)."""
+    from sb import installed
+    return installed.cached("packages", lambda: {k: list(v) for k, v in metadata.packages_distributions().items()},
+                            installed.strings_to_string_lists)
 
 
 def _distributions_of(import_name: str) -> list:

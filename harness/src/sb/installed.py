@@ -1,0 +1,57 @@
+"""Facts read from every installed distribution's metadata, kept on disk between commands.
+
+Reading them parses the metadata of every distribution (about a second each time, on a
+checkout with every task installed), and a fresh `sb grade` needs two of them: which
+distributions provide an import name (the sandbox's allow-list) and every distribution's
+version (the toolchain fingerprint). They change only when something is installed or
+removed, which changes the listing, and so the modification time, of a folder on
+sys.path: the cache key is those folders and their times, beside the interpreter. The
+cache lives where the reference ids' does (`sb.expected.cache_dir`); a missing, damaged
+or mistyped entry is computed again and rewritten, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+
+def cached(name: str, compute: Callable[[], dict], valid: Callable[[dict], bool]) -> dict:
+    """`compute()`'s mapping, read back from disk while nothing was installed or removed."""
+    path = cache_path(name)
+    try:
+        found = json.loads(path.read_text())
+        if isinstance(found, dict) and valid(found):
+            return found
+    except (OSError, ValueError):
+        pass
+    found = compute()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as handle:
+            json.dump(found, handle)
+        os.replace(handle.name, path)
+    except OSError:
+        pass  # a read-only cache costs the parse next time, nothing else
+    return found
+
+
+def cache_path(name: str) -> Path:
+    from sb.expected import cache_dir
+    stamp = [sys.executable, *(f"{p}\0{os.stat(p).st_mtime_ns}" for p in sys.path if p and os.path.isdir(p))]
+    key = hashlib.sha256("\n".join(stamp).encode()).hexdigest()[:24]
+    return cache_dir() / "installed" / f"{name}-{key}.json"
+
+
+def strings_to_strings(found: dict) -> bool:
+    return all(isinstance(k, str) and isinstance(v, str) for k, v in found.items())
+
+
+def strings_to_string_lists(found: dict) -> bool:
+    return all(isinstance(k, str) and isinstance(v, list) and all(isinstance(d, str) for d in v)
+               for k, v in found.items())
