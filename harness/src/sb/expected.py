@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,11 +79,9 @@ def record(task, reference: Outcome) -> None:
         return
     path = _entry_path(task)
     doc = {"slug": task.slug, "content_hash": task.content_hash, "ids": reference.test_ids}
+    from sb.results import write_atomic
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as handle:
-            json.dump(doc, handle)
-        os.replace(handle.name, path)
+        write_atomic(path, doc)
     except OSError:
         pass  # a read-only cache costs a regrade next time, nothing else
 

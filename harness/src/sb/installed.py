@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,11 +30,9 @@ def cached(name: str, compute: Callable[[], dict], valid: Callable[[dict], bool]
     except (OSError, ValueError):
         pass
     found = compute()
+    from sb.results import write_atomic
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as handle:
-            json.dump(found, handle)
-        os.replace(handle.name, path)
+        write_atomic(path, found)
     except OSError:
         pass  # a read-only cache costs the parse next time, nothing else
     return found
