@@ -107,7 +107,9 @@ def test_fitting_cuts_the_widest_column_first_and_leaves_out_in_the_order_given(
 def test_a_sweep_on_a_terminal_shows_what_is_in_flight_and_the_time_left(tmp_path):
     argv = [*SB, "run", "--model", "reference", "--tasks", "csv,regex", "--jobs", "1", "--results", str(tmp_path)]
     raw = raw_pty(argv, 100)
-    statuses = [part.split("\r")[0] for part in raw.split("\x1b[2K") if " done \u00b7 " in part]
+    # every status drawn: by the tick, or right under a result line when a task finishes
+    statuses = [line.split("\r")[0] for part in raw.split("\x1b[2K") for line in part.split("\n")
+                if " done \u00b7 " in line]
     assert any("in flight: " in s and ("csv" in s or "regex" in s) for s in statuses), statuses
     assert any(s.startswith("1/2 done") and " left" in s and "tokens" in s for s in statuses), statuses
     assert "csv ... pass" in raw and "regex ... pass" in raw
