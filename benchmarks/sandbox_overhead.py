@@ -14,7 +14,7 @@ alike, and the medians are printed with the added seconds per grading:
 - two processes, cold judge: `sb.grading.grade` with SB_WARM_JUDGES=0 (judge + worker,
   each started in bwrap for every grading);
 - two processes, warm judge: `sb.grading.grade` as it runs by default, the judge forked
-  from a warm judge (sb/warm.py) that one warm-up grading started; the worker is new;
+  from a warm judge (sb/grading/warm.py) that one warm-up grading started; the worker is new;
 - `sb grade`: the command as a user or task author runs it, a fresh process each time
   (plugins loaded, the task read, its cached reference ids used, one grading), and its
   ratio to bare pytest (issue #35's target: 1.3x or less, on a quiet machine).

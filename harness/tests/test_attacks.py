@@ -611,7 +611,7 @@ def test_a_generator_handed_to_the_solution_can_be_listed(task_copy, bwrap_sandb
 
 def test_an_exception_with_a_demanding_constructor_crosses_as_its_type():
     """UnicodeDecodeError needs five arguments; it still arrives as itself (a ValueError)."""
-    from sb import _wire
+    from sb.grading import wire as _wire
     try:
         b"\xff".decode()
     except UnicodeDecodeError as exc:
@@ -624,7 +624,7 @@ def test_an_exception_with_a_demanding_constructor_crosses_as_its_type():
 def test_a_torch_value_on_a_side_without_torch_is_a_protocol_error(tree, monkeypatch):
     """A worker of a numpy-only task sent a tensor, a dtype, a size or a device: refused as
     the protocol breach it is, whatever the value (once an AttributeError on None)."""
-    from sb import _wire
+    from sb.grading import wire as _wire
     monkeypatch.setattr(_wire, "_import_if_available", lambda name: None)
     with pytest.raises(_wire.ProtocolError, match="torch is not installed on this side"):
         _wire.Codec(None).decode(tree, [b"\0" * 4])
@@ -636,7 +636,7 @@ def test_a_string_with_surrogate_code_points_crosses_as_it_is(value):
     solver may call with them; the judge must record the call it made, not a joined one)."""
     import json
 
-    from sb import _wire
+    from sb.grading import wire as _wire
     buffers: list = []
     tree = json.loads(json.dumps(_wire.Codec(None).encode(value, buffers)))
     assert _wire.Codec(None).decode(tree, buffers) == value
@@ -644,7 +644,7 @@ def test_a_string_with_surrogate_code_points_crosses_as_it_is(value):
 
 @pytest.mark.parametrize("tree, buffers", [({"str": 0}, [b"\xff"]), ({"str": "0"}, [b"a"]), ({"str": 3}, [])])
 def test_a_malformed_surrogate_string_is_a_protocol_error(tree, buffers):
-    from sb import _wire
+    from sb.grading import wire as _wire
     with pytest.raises(_wire.ProtocolError, match="malformed str"):
         _wire.Codec(None).decode(tree, buffers)
 

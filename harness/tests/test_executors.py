@@ -92,7 +92,7 @@ def test_a_sweep_sends_plain_work_and_records_the_executor(fixture_task, plain_s
 
 
 def test_a_lost_grading_is_a_harness_error_kept_out_of_the_rate(fixture_task, plain_sandbox, tmp_path, fresh_cache):
-    from sb.expected import record
+    from sb.grading.expected import record
     from sb.grading import grade
     from sb.run import run_draws
     record(fixture_task, grade(fixture_task, fixture_task.reference_files, plain_sandbox))  # cached: no reference work
@@ -121,7 +121,7 @@ def test_a_sweep_of_three_models_grades_each_reference_once(fixture_task, plain_
 def test_cached_reference_ids_belong_to_the_grader_that_produced_them(fixture_task, plain_sandbox, fresh_cache,
                                                                       monkeypatch):
     from sb import grading
-    from sb.expected import cached_ids, record
+    from sb.grading.expected import cached_ids, record
     record(fixture_task, grading.grade(fixture_task, fixture_task.reference_files, plain_sandbox))
     assert cached_ids(fixture_task)
     monkeypatch.setattr(grading, "grader_hash", lambda: "another-grader")  # an upgraded scratchbench, say
@@ -216,7 +216,7 @@ def test_a_folder_whose_owner_was_killed_is_removed_by_the_next_grading(tmp_path
     assert os.path.isdir(orphan)
     grade(fixture_task, GOOD, plain_sandbox)
     assert not os.path.exists(orphan)
-    from sb.warm import warm_judges
+    from sb.grading.warm import warm_judges
     warm_judges().close()  # a warm judge's folder lives as long as it does
     assert sorted(p.name for p in tmp_path.iterdir()) == [kept.name]  # a folder without a marker is never touched
     assert interrupt.reap_orphaned_folders(str(tmp_path)) == []

@@ -230,7 +230,7 @@ def pids_with(marker: str, in_cmdline: str = "") -> list:
 
 def ray_workers(marker: str) -> list:
     """The Ray workers, among the processes carrying `marker`, that have joined their raylet:
-    Ray renames each `ray::IDLE` or `ray::<task>` (grade_on_worker) then. Those are what
+    Ray renames each `ray::IDLE` or `ray::<task>` (grade_on_node) then. Those are what
     grade. A worker still starting keeps `default_worker.py` as its command line, and a
     node's own agents are `ray::...Agent`: neither ever starts a sandbox, and how long a
     starting worker retries a dead raylet is Ray's affair, not this test's."""
@@ -256,8 +256,8 @@ def sandboxes(scratch: Path, under: str | None = None) -> list:
         return any(under.encode() in table[p][1] for p in {pid} | ancestors(pid, table) if p in table)
 
     return [pid for pid, (_, _, cmdline) in table.items()
-            if any(f"{scratch}/sb-".encode() in cmdline and part in cmdline for part in (b"/runner.py",
-                                                                                       b"/wire/_worker.py"))
+            if any(f"{scratch}/sb-".encode() in cmdline and part in cmdline for part in (b"/judge_process.py",
+                                                                                       b"/wire/worker_process.py"))
             and (under is None or ancestry_has(pid))]
 
 

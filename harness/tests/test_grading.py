@@ -182,9 +182,10 @@ def test_a_solution_that_only_sleeps_is_a_timeout_not_a_device_stall(task_copy, 
 def test_a_blocked_run_on_a_device_held_by_another_process_is_device_stall(task_copy, plain_sandbox, monkeypatch):
     """No GPU here: the device nodes and the driver's answer are stand-ins (a real held
     device needs a GPU machine and a second process holding it in exclusive mode)."""
-    from sb import grading, hardware
+    from sb import hardware
+    from sb.grading import pipeline
     from sb.task import load_task_dir
-    monkeypatch.setattr(grading, "accelerator_devices", lambda meta: ("/dev/null",))
+    monkeypatch.setattr(pipeline, "accelerator_devices", lambda meta: ("/dev/null",))
     monkeypatch.setattr(hardware, "device_holders", lambda meta: ["4242, python"])
     task = load_task_dir(task_copy(tier="accelerated", accelerator="cuda", cpu_checkable=True, time_limit_s=4),
                          package="stall_fixture")

@@ -24,8 +24,8 @@ def test_the_fake_sandbox_records_the_jobs_of_a_grading(fixture_task):
     sandbox = FakeSandbox()
     assert grade(fixture_task, fixture_task.reference_files, sandbox).passed
     assert len(sandbox.jobs) == 2  # the judge and the worker
-    judge = next(j for j in sandbox.jobs if "runner.py" in " ".join(map(str, j.argv)))
-    worker = next(j for j in sandbox.jobs if "_worker.py" in " ".join(map(str, j.argv)))
+    judge = next(j for j in sandbox.jobs if "judge_process.py" in " ".join(map(str, j.argv)))
+    worker = next(j for j in sandbox.jobs if "worker_process.py" in " ".join(map(str, j.argv)))
     assert any(str(p).endswith("hidden_tests") for p in judge.readable)
     assert not any("hidden_tests" in str(p) for p in worker.readable + worker.writable)
 

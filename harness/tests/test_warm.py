@@ -1,4 +1,4 @@
-"""Warm judges (sb/warm.py): each grading's judge a fork of one long-lived judge per task
+"""Warm judges (sb/grading/warm.py): each grading's judge a fork of one long-lived judge per task
 view, with the verdicts, the limits and the clean slate of a cold judge."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ import uuid
 
 import pytest
 
-from sb.grading import _warm_judge, grade
+from sb.grading import grade
+from sb.grading.pipeline import _warm_judge
 from sb.outcome import Status
-from sb.warm import warm_judges
+from sb.grading.warm import warm_judges
 
 GOOD = {"adder.py": b"def add(a, b):\n    return a + b\n"}
 WRONG = {"adder.py": b"def add(a, b):\n    return a - b\n"}
@@ -119,10 +120,10 @@ def test_a_warm_judge_that_ended_is_replaced_and_the_grading_still_judged(fixtur
 
 
 def test_a_task_with_devices_and_a_sandbox_that_keeps_none_get_cold_judges(fixture_task, plain_sandbox, monkeypatch):
-    from sb import grading
+    from sb.grading import pipeline
     from sb.testing import FakeSandbox
     assert _warm_judge(fixture_task, FakeSandbox()) is None
-    monkeypatch.setattr(grading, "accelerator_devices", lambda meta: ("/dev/null",))
+    monkeypatch.setattr(pipeline, "accelerator_devices", lambda meta: ("/dev/null",))
     assert _warm_judge(fixture_task, plain_sandbox) is None
 
 
@@ -165,7 +166,7 @@ def test_nothing_a_grading_writes_in_its_judge_is_there_for_the_next(task_copy, 
 def test_a_warm_judge_past_its_retirement_age_takes_no_new_grading(fixture_task, plain_sandbox, monkeypatch):
     """Its own limit (WARM_LIFETIME_S) must never end a grading in flight: past
     WARM_RETIRE_S it is closed and a new one takes the next grading."""
-    from sb import warm
+    from sb.grading import warm
     grade(fixture_task, GOOD, plain_sandbox)
     old = _judge_for(plain_sandbox)
     monkeypatch.setattr(warm, "WARM_RETIRE_S", 0)
@@ -178,7 +179,7 @@ def test_an_interrupt_while_a_warm_judge_takes_a_grading_closes_its_descriptors(
                                                                               monkeypatch):
     """Left open, the record pipe's write end would keep the grader's reader thread waiting forever."""
     import os
-    from sb import warm
+    from sb.grading import warm
     grade(fixture_task, GOOD, plain_sandbox)
     handed = []
     real = warm.socket.send_fds
@@ -201,7 +202,7 @@ def test_an_interrupt_while_a_warm_judge_takes_a_grading_closes_its_descriptors(
 def test_a_warm_judge_left_idle_is_closed(fixture_task, plain_sandbox, monkeypatch):
     """A long-lived process (a Ray worker between sweeps) keeps no warm judge for nothing."""
     import time
-    from sb import warm
+    from sb.grading import warm
     monkeypatch.setattr(warm, "IDLE_CLOSE_S", 0.4)
     grade(fixture_task, GOOD, plain_sandbox)
     judge = _judge_for(plain_sandbox)
@@ -215,7 +216,7 @@ def test_a_warm_judge_left_idle_is_closed(fixture_task, plain_sandbox, monkeypat
 def test_a_warm_judge_too_slow_to_take_a_grading_is_killed_before_a_cold_judge_takes_it(fixture_task, monkeypatch):
     """It holds the grading's descriptors: left alive, it would fork a second judge on the
     same wire and record pipe once its imports end (found by a red team)."""
-    from sb import warm
+    from sb.grading import warm
     from sb.sandbox.plain import PlainSandbox
     sandbox = PlainSandbox()  # a new one: its warm judge is still importing pytest when asked
     monkeypatch.setattr(warm, "START_TIMEOUT_S", 0.01)

@@ -124,7 +124,7 @@ def _expected_ids(task: Task, sandbox: Sandbox) -> tuple:
     """(the no-evidence Outcome, None) or (None, the reference's test ids). The reference is
     graded at most once at a time per task: concurrent gradings of one task (Inspect's
     epochs) wait for the first instead of each grading the reference too."""
-    from sb.expected import reference_ids
+    from sb.grading.expected import reference_ids
     from sb.grading import precheck as early_outcome
     early = early_outcome(task)
     if early is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sb.grading import ALLOWED_EXCEPTIONS_FOR_STARTER, decide, execute, grade, precheck, starter_exceptions
-from sb.expected import record as record_reference
+from sb.grading.expected import record as record_reference
 from sb.outcome import Outcome, Status
 
 

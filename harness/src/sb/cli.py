@@ -343,7 +343,7 @@ def _nothing_measured(entries: list) -> str:
 @click.option("--json", "as_json", is_flag=True)
 def grade(slug, directory, isolation, as_json):
     """Grade DIRECTORY as a solver's output for task SLUG."""
-    from sb.expected import reference_ids
+    from sb.grading.expected import reference_ids
     from sb.grading import grade as grade_files, precheck
     from sb.solver_output import read_solver_output
     task = _tasks([slug])[0]

@@ -1,7 +1,7 @@
 """Interruption: the first Ctrl-C or SIGTERM stops a command within seconds, whatever is
 running, and leaves nothing behind.
 
-Every process group the command starts (sandboxes, runners, external agents) and every
+Every process group the command starts (sandboxes, judges, external agents) and every
 temporary folder it makes is tracked here. On the first SIGINT or SIGTERM the handler
 kills every tracked group, removes every tracked folder, says what was kept and exits
 130 (SIGINT) or 143 (SIGTERM) at once: in-flight model calls and gradings are abandoned,

@@ -25,7 +25,7 @@ import os
 import sys
 import types
 
-from sb import _wire
+from sb.grading import wire as _wire
 
 RemoteError = _wire.RemoteError
 WorkerGone = _wire.WorkerGone
@@ -38,7 +38,7 @@ _state: dict = {"peer": None, "modules": (), "solution_dir": "", "tests_dir": ""
 
 
 def connect(fd, modules, solution_dir, tests_dir, on_violation):
-    """Called once by the judge's runner, before any test module is imported."""
+    """Called once by the judge process, before any test module is imported."""
     peer = _wire.Peer(fd, fd, serves_imports=False, on_violation=on_violation)
     peer.start_reader()
     _state.update(peer=peer, modules=tuple(modules), solution_dir=solution_dir, tests_dir=tests_dir)
@@ -48,7 +48,7 @@ def connect(fd, modules, solution_dir, tests_dir, on_violation):
 
 def _peer():
     if _state["peer"] is None:
-        raise RuntimeError("sb.judge is only usable inside a grading (the judge's runner connects it)")
+        raise RuntimeError("sb.judge is only usable inside a grading (the judge process connects it)")
     return _state["peer"]
 
 
@@ -133,7 +133,7 @@ def _observed():
 
 
 def worker_observations():
-    """How many times tests have used a probe so far (the judge's runner attributes them to
+    """How many times tests have used a probe so far (the judge process attributes them to
     the test, or the collected module, that used them: sb validate's worker-observed list)."""
     return _state["observations"]
 

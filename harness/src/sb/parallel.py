@@ -97,14 +97,14 @@ class References:
         self.from_cache = 0  # references found in the cache instead
 
     def future(self, task) -> Future:
-        """A Future of sb.expected.ReferenceIds for `task`."""
+        """A Future of sb.grading.expected.ReferenceIds for `task`."""
         with self.lock:
             if task.slug not in self.futures:
                 self.futures[task.slug] = self._resolve(task)
             return self.futures[task.slug]
 
     def _resolve(self, task) -> Future:
-        from sb.expected import ReferenceIds, cached_ids
+        from sb.grading.expected import ReferenceIds, cached_ids
         ids = cached_ids(task)
         if ids is not None:
             self.from_cache += 1
@@ -115,7 +115,7 @@ class References:
         return then(work_future, lambda result: self._settled(task, result))
 
     def _settled(self, task, result: dict):
-        from sb.expected import ReferenceIds, record
+        from sb.grading.expected import ReferenceIds, record
         reference = outcome_of(task.slug, result)
         if reference.passed:
             record(task, reference)

@@ -1,12 +1,12 @@
 """The Executor interface: where gradings run, as plain data in and plain data out.
 
 A unit of work (`Work`) names a task by slug and carries the solver's files, the isolation,
-the reference's test ids and the three things a worker checks before it grades: the task's
+the reference's test ids and the three things a node checks before it grades: the task's
 content hash, the toolchain fingerprint and the grader hash the driver sees. Its result is
 a dict: the Outcome's fields, or `not_graded` with a one-line reason. Every executor grades
 through the same `perform()`, so the local and the Ray executor return the same verdicts.
 
-Model calls never go through an executor: they stay on the driver, so a lost worker never
+Model calls never go through an executor: they stay on the driver, so a lost node never
 bills a model twice. The driver alone writes results files.
 """
 
@@ -65,7 +65,7 @@ class Work:
                    grader=grader_hash())
 
     def to_json(self) -> str:
-        """The wire form: JSON, the files base64 (what crosses to a Ray worker)."""
+        """The wire form: JSON, the files base64 (what crosses to a Ray node)."""
         data = dataclasses.asdict(self)
         data["files"] = {name: base64.b64encode(body).decode() for name, body in self.files.items()}
         return json.dumps(data, sort_keys=True)
@@ -82,10 +82,10 @@ class Work:
 
 @lru_cache(maxsize=1)
 def fingerprint() -> str:
-    """The toolchain fingerprint a worker must share with the driver: `sb env`'s, less
+    """The toolchain fingerprint a node must share with the driver: `sb env`'s, less
     which devices are present (a GPU node grades a CPU task as a laptop does; which node
     gets a device task is the executor's scheduling, not a toolchain difference), and less
-    what Ray vendors (importing ray puts its own copies on sys.path: a Ray worker always
+    what Ray vendors (importing ray puts its own copies on sys.path: a Ray node's process always
     sees them, a driver only once it has imported ray)."""
     from sb import toolchain
     document = toolchain.document()
@@ -143,7 +143,7 @@ class Executor(ABC):
             self.started = True
 
     def open(self, tasks: list, sandbox) -> None:
-        """What `start` does once (connect, spin up workers)."""
+        """What `start` does once (connect, start nodes)."""
 
     def precheck(self, task) -> Outcome | None:
         """A no-evidence outcome known before anything is graded or a model is called
@@ -180,17 +180,17 @@ class Executor(ABC):
         self.close()
 
 
-# ---------------------------------------------------------------- the worker's side
+# ---------------------------------------------------------------- the node's side
 
 
 def perform(work: Work, task, sandbox, node: str | None = None) -> dict:
     """Grade `work` here (on `node`, default this host): the one function every executor
-    runs where the grading happens. A worker whose task or toolchain differs from the
+    runs where the grading happens. A node whose task or toolchain differs from the
     driver's refuses, in one line."""
     started, node = time.monotonic(), node or socket.gethostname()
     reason = refusal(work, task, sandbox, node)
     data = {"not_graded": reason} if reason else _PERFORM[work.check](work, task, sandbox)
-    return {**data, "node": node, "worker_s": round(time.monotonic() - started, 3)}
+    return {**data, "node": node, "node_s": round(time.monotonic() - started, 3)}
 
 
 def refusal(work: Work, task, sandbox, where: str) -> str:
@@ -252,8 +252,8 @@ def outcome_of(slug: str, result: dict) -> Outcome:
 
 
 def lost(reason: str) -> dict:
-    """The result of a Work that never came back (its worker died past every retry)."""
-    return {"not_graded": reason, "node": None, "worker_s": None}
+    """The result of a Work that never came back (its node died past every retry)."""
+    return {"not_graded": reason, "node": None, "node_s": None}
 
 
 def resolved(value) -> Future:

@@ -4,11 +4,11 @@
 instance on this machine (node address 127.0.0.1, with a token: Ray's default for a new
 local instance) is started for the command and stopped after it. Each grading is one
 Ray task that takes a Work as JSON and returns its result as JSON: no pickled objects or
-code cross (the function is found by name in the worker's own `sb`). The worker loads the
+code cross (the function is found by name in the node's own `sb`). The node loads the
 task by slug from its own installation and refuses, in one line, when the task's content
 hash, the toolchain fingerprint or the grader differs from the driver's.
 
-A grading is idempotent, so Ray retries it when its worker or node dies; model calls stay
+A grading is idempotent, so Ray retries it when its node, or Ray's process on it, dies; model calls stay
 on the driver and are never retried by Ray. A CUDA task asks for a GPU, a Metal task for
 the custom resource `metal` (`ray start --resources='{"metal": 1}'` on a Mac): with no such
 node in the cluster the task is needs_accelerator before any model is called.
@@ -34,7 +34,7 @@ from sb.executors.base import Executor, Work, lost, perform
 from sb.hookspecs import hookimpl
 from sb.outcome import Outcome, Status
 
-GRADING_RETRIES = 3  # a grading whose worker or node died runs again (idempotent); model calls never do
+GRADING_RETRIES = 3  # a grading whose node, or Ray's process on it, died runs again (idempotent); model calls never do
 RESOURCE_OF_DEVICE = {"cuda": "GPU", "metal": "metal"}
 
 
@@ -82,7 +82,7 @@ class RayExecutor(Executor):
             raise SbError(f"cannot start Ray ({where}): {_first_line(exc)}") from None
 
     def precheck(self, task) -> Outcome | None:
-        """Only what the cluster as a whole lacks: deps are the worker's to check."""
+        """Only what the cluster as a whole lacks: deps are the node's to check."""
         from sb.executors.base import needed_device
         device = needed_device(task)
         if device and self.resources.get(RESOURCE_OF_DEVICE[device], 0) < 1:
@@ -108,7 +108,7 @@ class RayExecutor(Executor):
             self.pending.discard(ref)
         try:
             out.set_result(json.loads(done.result()))
-        except Exception as exc:  # noqa: BLE001 - the worker died past every retry, or the task was cancelled
+        except Exception as exc:  # noqa: BLE001 - the node died past every retry, or the task was cancelled
             out.set_result(lost(f"the Ray task was lost: {_first_line(exc)}"))
 
     def cancel(self) -> None:
@@ -119,7 +119,7 @@ class RayExecutor(Executor):
             pending = list(self.pending)
         for ref in pending:
             try:
-                ray.cancel(ref)  # KeyboardInterrupt in the worker: its sandboxes are killed, its folders removed
+                ray.cancel(ref)  # KeyboardInterrupt on the node: its sandboxes are killed, its folders removed
             except Exception:  # noqa: BLE001 - a task already done or gone has nothing to cancel
                 pass
 
@@ -151,7 +151,7 @@ def _resources(work: Work) -> dict:
 
 
 def _remote_grading(ray):
-    return ray.remote(num_cpus=1, max_retries=GRADING_RETRIES, retry_exceptions=False)(grade_on_worker)
+    return ray.remote(num_cpus=1, max_retries=GRADING_RETRIES, retry_exceptions=False)(grade_on_node)
 
 
 def _first_line(exc: Exception) -> str:
@@ -159,10 +159,10 @@ def _first_line(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0][:300]}" if text else type(exc).__name__
 
 
-# ---------------------------------------------------------------- inside a Ray worker
+# ---------------------------------------------------------------- on a Ray node
 
 
-def grade_on_worker(text: str) -> str:
+def grade_on_node(text: str) -> str:
     """One Work, graded where Ray placed it, with this node's tasks and sandbox."""
     import socket
     import ray

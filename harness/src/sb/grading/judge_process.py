@@ -1,8 +1,8 @@
 """The judge: runs the hidden tests and writes the record. Standalone: imports nothing of
-the installed `sb` (the grader lays `sb/judge.py` and `sb/_wire.py` beside this file).
+the installed `sb` (the grader lays `sb/judge.py` and `sb/grading/wire.py` beside this file).
 
-Usage: python -s -B -P _runner.py HARNESS_DIR TESTS_DIR INI RECORD_FD WIRE_FD SOLUTION_DIR MODULES
-   or: python -s -B -P _runner.py --warm CONTROL_FD PREIMPORT,... SCRATCH,...   (a warm judge: serve_warm)
+Usage: python -s -B -P judge_process.py HARNESS_DIR TESTS_DIR INI RECORD_FD WIRE_FD SOLUTION_DIR MODULES
+   or: python -s -B -P judge_process.py --warm CONTROL_FD PREIMPORT,... SCRATCH,...   (a warm judge: serve_warm)
 
 The judge never imports the solution: the modules the starter declares are served by the
 worker process over the wire (sb.judge). It writes one JSON line per event to RECORD_FD:
@@ -109,7 +109,7 @@ def main(argv):
 
 def serve_warm(control_fd, names, scratch):
     """A warm judge: import pytest and the task's heavy dependencies once, then fork one
-    fresh judge per grading the grader asks for (sb/warm.py), so no grading pays those
+    fresh judge per grading the grader asks for (warm.py), so no grading pays those
     imports again. Nothing of a grading is imported before its fork: each child imports
     the judge's modules, the hidden tests and their oracles itself, exactly as a cold
     judge does, and ends with os._exit, so no grading leaves state in the next.
@@ -187,7 +187,7 @@ def _wipe(root, scratch):
         path = os.path.join(root, entry)
         if entry in ("home", "tmp"):
             _empty(path)
-        # the runner, and the owner marker that orphan reaping reads
+        # this program, and the owner marker that orphan reaping reads
         elif entry not in (os.path.basename(__file__), ".sb-owner"):
             _remove(path)
     for folder in scratch:

@@ -1,11 +1,12 @@
 """grade(task, files) -> Outcome: the grading contract of docs/architecture.md.
 
-A fresh directory holds only the declared files. Two processes grade them, each in its
-own sandbox: the *judge* runs the hidden tests (it alone sees them, their oracles and
-every expected value) and reports every test phase through a pipe; the solution's
-*worker* imports the solution and answers the judge over a data-only wire (sb._wire).
-The verdict comes from the judge's record compared with the test ids the reference
-produced, never from an exit code, and nothing the worker does can write that record.
+A fresh directory holds only the declared files (layout.py). Two processes grade them,
+each in its own sandbox: the *judge* runs the hidden tests (it alone sees them, their
+oracles and every expected value) and reports every test phase through a pipe; the
+solution's *worker* imports the solution and answers the judge over a data-only wire
+(wire.py). The verdict comes from the judge's record compared with the test ids the
+reference produced, never from an exit code, and nothing the worker does can write that
+record (verdict.py).
 """
 
 from __future__ import annotations
@@ -17,20 +18,18 @@ import socket
 import sys
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from importlib.util import find_spec
 from pathlib import Path
 
-from sb.outcome import Outcome, Status
+from sb.grading.layout import PY_FLAGS, lay_out_judge, lay_out_worker, solution_modules, task_folder
+from sb.grading.verdict import Record, verdict
 from sb.hardware import accelerator_devices
 from sb.interrupt import temporary_directory
+from sb.outcome import Outcome, Status
 from sb.sandbox.base import PRIVATE_WRITES_MB, Completed, Job, Sandbox, interrupts_held
 from sb.sandbox.view import JUDGE_DISTRIBUTIONS, python_view
 from sb.task import FileSet, Task
 
-ALLOWED_EXCEPTIONS_FOR_STARTER = ("AssertionError", "NotImplementedError", "Failed")
 PASSTHROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_VISIBLE_DEVICES")  # the device a node offers
 PINNED_ENV = {
     "LANG": "C.UTF-8",
@@ -43,66 +42,6 @@ PINNED_ENV = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
 }
-
-
-@dataclass
-class Record:
-    """What the runner reported, event by event."""
-
-    started: bool = False
-    ended: bool = False
-    exitstatus: int | None = None
-    tampered: list = field(default_factory=list)
-    collect_errors: list = field(default_factory=list)
-    phases: dict = field(default_factory=dict)  # nodeid -> {when: (outcome, exc, message)}
-    probed: set = field(default_factory=set)    # tests, and collected modules, that used a probe
-
-    def add(self, event: dict) -> None:
-        kind = event.get("event")
-        if kind == "start":
-            if self.started:
-                self.tampered.append("two start records")
-            self.started = True
-        elif kind == "violation":
-            self.tampered.append(f"the solution's process broke the wire protocol: {event.get('message')}")
-        elif kind == "collect_error":
-            self.collect_errors.append(f"{event.get('nodeid')}: {event.get('message')}")
-        elif kind == "test":
-            self._add_phase(event)
-            if event.get("probed"):
-                self.probed.add(event["nodeid"])
-        elif kind == "collect_probed":
-            self.probed.add(str(event.get("nodeid") or ""))
-        elif kind == "end":
-            if self.ended:
-                self.tampered.append("two end records")
-            self.ended, self.exitstatus = True, event.get("exitstatus")
-            self.tampered += list(event.get("tampered") or [])
-
-    def _add_phase(self, event: dict) -> None:
-        phases = self.phases.setdefault(event["nodeid"], {})
-        if event["when"] in phases:
-            self.tampered.append(f"two records for {event['nodeid']} {event['when']}")
-        phases[event["when"]] = (event["outcome"], event.get("exc"), event.get("message", ""))
-
-    def test_outcomes(self) -> dict:
-        """nodeid -> passed | failed | skipped, from the phases of each test."""
-        return {nodeid: _test_outcome(phases) for nodeid, phases in self.phases.items()}
-
-    def probed_tests(self) -> list:
-        """The tests that learnt something from a probe, theirs or their module's at import."""
-        modules = {m for m in self.probed if "::" not in m}
-        return sorted(nodeid for nodeid in self.phases if nodeid in self.probed or "" in modules
-                      or nodeid.split("::", 1)[0] in modules)
-
-
-def _test_outcome(phases: dict) -> str:
-    outcomes = [o for o, _, _ in phases.values()]
-    if "failed" in outcomes:
-        return "failed"
-    if "skipped" in outcomes:
-        return "skipped"
-    return "passed" if "call" in phases else "failed"
 
 
 def missing_deps(task: Task) -> list:
@@ -145,7 +84,7 @@ JUDGE_GRACE_S = 10  # the judge outlives the worker's limit by this much, to rec
 def execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: bool = False):
     """Lay out a fresh grading directory and run the hidden tests once: the judge and the
     solution's worker start together, each in its own sandbox, joined by a socket pair.
-    The judge is a fork of a warm judge where the sandbox keeps them (sb/warm.py)."""
+    The judge is a fork of a warm judge where the sandbox keeps them (warm.py)."""
     warm = None
     try:
         with interrupts_held():  # taken and held here as one step: an interrupt never strands one
@@ -157,13 +96,13 @@ def execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: bool
         raise
     finally:
         if warm is not None:
-            from sb.warm import warm_judges
+            from sb.grading.warm import warm_judges
             warm_judges().give_back(*warm)
 
 
 def _execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: bool, warm):
     with temporary_directory(f"sb-{task.slug}-") as tmp, _judge_root(warm, Path(tmp)) as judge_root:
-        layout = {**_lay_out_worker(Path(tmp), solution), **_lay_out_judge(judge_root, task, solution, first_failure)}
+        layout = {**lay_out_worker(Path(tmp), solution), **lay_out_judge(judge_root, task, solution, first_failure)}
         read_fd, record_fd = os.pipe()
         reader = _RecordReader(read_fd)
         judge_end, worker_end = (s.detach() for s in socket.socketpair())
@@ -189,7 +128,7 @@ def _warm_judge(task: Task, sandbox: Sandbox):
     cold = os.environ.get("SB_WARM_JUDGES", "1") == "0" or accelerator_devices(task.meta) or sys.platform != "linux"
     if cold or not sandbox.keeps_warm_judges:
         return None
-    from sb.warm import warm_judges
+    from sb.grading.warm import warm_judges
     return warm_judges().take(sandbox, _judge_view_job(task), _preimports(task))
 
 
@@ -209,7 +148,7 @@ def _judge_root(warm, tmp: Path):
 def _run_judge(warm, sandbox: Sandbox, job: Job, slot: Path) -> Completed:
     if warm is None:
         return sandbox.run(job)
-    from sb.warm import WarmJudgeBroken
+    from sb.grading.warm import WarmJudgeBroken
     try:
         return warm[1].run(job, slot)
     except WarmJudgeBroken:
@@ -226,7 +165,7 @@ def _fold(judge: Completed, worker: Completed | None) -> Completed:
 
 def _worker_job(task: Task, layout: dict, fd: int, cancel) -> Job:
     view = python_view(tuple(task.meta.deps))
-    argv = [sys.executable, *_PY_FLAGS, str(layout["wire"] / "_worker.py"), str(layout["wire"]),
+    argv = [sys.executable, *PY_FLAGS, str(layout["wire"] / "worker_process.py"), str(layout["wire"]),
             str(layout["solution"]), str(fd), ",".join(_preimports(task))]
     return Job(argv=argv, cwd=layout["solution"], env=_env(layout["wscratch"], view), timeout_s=task.meta.time_limit_s,
                writable=(layout["solution"], layout["wscratch"]), readable=(*view.readable, str(layout["wire"])),
@@ -235,7 +174,7 @@ def _worker_job(task: Task, layout: dict, fd: int, cancel) -> Job:
 
 
 def _judge_job(task: Task, layout: dict, record_fd: int, fd: int) -> Job:
-    argv = [sys.executable, *_PY_FLAGS, str(layout["judge"] / "runner.py"), str(layout["judge"]),
+    argv = [sys.executable, *PY_FLAGS, str(layout["judge"] / "judge_process.py"), str(layout["judge"]),
             str(layout["hidden_tests"]), str(layout["judge"] / "pytest.ini"), str(record_fd), str(fd),
             str(layout["solution_copy"]), ",".join(solution_modules(task))]
     view_job = _judge_view_job(task)
@@ -254,27 +193,7 @@ def _judge_view_job(task: Task) -> Job:
     view = _judge_view(task)
     return Job(argv=[], cwd=Path("/"), env=_env(Path("/nonexistent"), view),
                timeout_s=task.meta.time_limit_s + JUDGE_GRACE_S, readable=tuple(view.readable), masked=view.masked,
-               devices=accelerator_devices(task.meta), hidden=_task_folder(task), private_writes_mb=PRIVATE_WRITES_MB)
-
-
-_PY_FLAGS = ("-s", "-B", "-P")
-JUDGE_HELPERS = ("source_checks.py", "sqlite_facade.py", "solver_tests.py",  # task authors' tools (standalone),
-                 "_solver_tests_probe.py", "mutant_patch.py")                # laid beside sb.judge
-GRADER_FILES = ("grading.py", "_runner.py", "judge.py", "_wire.py", "_worker.py", "warm.py", *JUDGE_HELPERS,
-                "sandbox/base.py", "sandbox/bwrap.py", "sandbox/view.py")
-
-
-@lru_cache(maxsize=1)
-def grader_hash() -> str:
-    """A hash of the code that decides a verdict: this module, what it lays out beside the
-    tests and the solution, and the sandbox. The toolchain fingerprint leaves the harness
-    out, so this is what tells a Ray worker running another grader from the driver's, and
-    what keys the reference's cached ids to the grader that produced them."""
-    import hashlib
-    package, digest = resources.files("sb"), hashlib.sha256(b"sb-grader-v1\0")
-    for name in GRADER_FILES:
-        digest.update(f"{name}:".encode() + hashlib.sha256(package.joinpath(name).read_bytes()).digest())
-    return digest.hexdigest()[:16]
+               devices=accelerator_devices(task.meta), hidden=task_folder(task), private_writes_mb=PRIVATE_WRITES_MB)
 
 
 WATCHED_PREIMPORTS = ("numpy", "torch")
@@ -284,70 +203,6 @@ def _preimports(task: Task) -> list:
     """Imported by the worker while the judge starts; never a package that fixes its mode
     at first import (triton reads TRITON_INTERPRET then: that choice is the tests')."""
     return [dep for dep in task.meta.deps if dep in WATCHED_PREIMPORTS]
-
-
-def solution_modules(task: Task) -> list:
-    """Top-level module names the starter declares: the judge serves these from the worker."""
-    names = set()
-    for name in task.starter_files:
-        first = name.split("/")[0]
-        if "/" in name:
-            names.add(first)
-        elif first.endswith(".py"):
-            names.add(first[:-3])
-    return sorted(n for n in names if n.isidentifier())
-
-
-def _task_folder(task: Task) -> tuple:
-    """The graded task's own package folder, hidden even when it is not an installed package."""
-    folder = Path(str(task.root))
-    return (folder,) if folder.is_dir() else ()
-
-
-def _pytest_ini(first_failure: bool) -> bytes:
-    """The judge's pytest configuration, written by the grader where the solution cannot reach."""
-    return b"[pytest]\naddopts = --maxfail=1\n" if first_failure else b"[pytest]\n"
-
-
-def _lay_out_worker(root: Path, solution: FileSet) -> dict:
-    """The worker's side: the solution, the wire and its scratch."""
-    layout = {name: root / name for name in ("solution", "wire", "wscratch")}
-    _make(layout, "wscratch")
-    write_files(layout["solution"], solution)
-    package = resources.files("sb")
-    write_files(layout["wire"], {"_wire.py": package.joinpath("_wire.py").read_bytes(),
-                                 "_worker.py": package.joinpath("_worker.py").read_bytes()})
-    return layout
-
-
-def _lay_out_judge(root: Path, task: Task, solution: FileSet, first_failure: bool = False) -> dict:
-    """The judge's side: the runner and its modules, the hidden tests, a copy of the solution
-    (for source checks, read, never imported) and its scratch."""
-    layout = {name: root / name for name in ("solution_copy", "hidden_tests", "judge", "jscratch")}
-    _make(layout, "jscratch")
-    write_files(layout["solution_copy"], solution)
-    write_files(layout["hidden_tests"], task.hidden_test_files)
-    package = resources.files("sb")
-    write_files(layout["judge"], {"runner.py": package.joinpath("_runner.py").read_bytes(),
-                                  "pytest.ini": _pytest_ini(first_failure),
-                                  "sb/__init__.py": b"", "sb/_wire.py": package.joinpath("_wire.py").read_bytes(),
-                                  "sb/judge.py": package.joinpath("judge.py").read_bytes(),
-                                  **{f"sb/{name}": package.joinpath(name).read_bytes() for name in JUDGE_HELPERS}})
-    return layout
-
-
-def _make(layout: dict, scratch: str) -> None:
-    for path in layout.values():
-        path.mkdir()
-    (layout[scratch] / "home").mkdir()
-    (layout[scratch] / "tmp").mkdir()
-
-
-def write_files(folder: Path, files: FileSet) -> None:
-    for name, data in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
 
 
 def _env(scratch: Path, view=None) -> dict:
@@ -364,7 +219,7 @@ def _env(scratch: Path, view=None) -> dict:
 
 
 class _RecordReader:
-    """Reads the runner's JSON lines on a thread, so a chatty run never blocks on the pipe."""
+    """Reads the judge's JSON lines on a thread, so a chatty run never blocks on the pipe."""
 
     def __init__(self, fd: int):
         self.record = Record()
@@ -393,91 +248,14 @@ def _device_holders(task: Task, completed) -> list:
     return device_holders(task.meta)
 
 
-def decide(task: Task, record: Record, completed, expected: list | None, sandbox: Sandbox) -> Outcome:
-    """The verdict, from the record alone (the exit status is only cross-checked)."""
-    outcomes = record.test_outcomes()
-    base = dict(slug=task.slug, duration_s=round(completed.duration_s, 3), counts=_counts(outcomes, expected),
-                test_ids=sorted(outcomes), probed_tests=record.probed_tests())
-    holders = _device_holders(task, completed)
-    if holders:
-        return Outcome(status=Status.DEVICE_STALL, detail=f"blocked at the {task.meta.time_limit_s}s limit, using "
-                       f"{completed.cpu_rate_at_limit:.2f} CPU, on a device held by: {'; '.join(holders[:3])}",
-                       **base)
-    if completed.timed_out:
-        return Outcome(status=Status.TIMEOUT, detail=f"killed at the {task.meta.time_limit_s}s limit",
-                       failed_tests=_failed(outcomes, expected), **base)
-    if not record.started:
-        return Outcome(status=Status.HARNESS_ERROR, detail=_tail(completed.output), **base)
-    problem = _tamper_evidence(record, completed)
-    if problem:
-        return Outcome(status=Status.TAMPERED, detail=problem, failed_tests=_failed(outcomes, expected), **base)
-    if record.collect_errors:
-        return _collection_outcome(task, record, sandbox, base)
-    return _test_verdict(outcomes, expected, record, base)
+def decide(task: Task, record: Record, completed: Completed, expected: list | None, sandbox: Sandbox) -> Outcome:
+    """The verdict of verdict.py, given what only this machine can say: who holds the task's
+    device at a stall, and whether the untouched starter collects (graded only when asked)."""
+    return verdict(task.slug, task.meta.time_limit_s, record, completed, expected,
+                   device_holders=_device_holders(task, completed),
+                   starter_collects=lambda: _starter_collects(task, sandbox))
 
 
-def _tamper_evidence(record: Record, completed) -> str:
-    if record.tampered:
-        return "; ".join(record.tampered[:5])
-    if not record.ended:
-        if completed.returncode is not None and completed.returncode < 0:
-            return ""  # killed by a signal (a crash, a limit): judged from the tests recorded
-        return f"the process exited early (status {completed.returncode}) before the run finished"
-    if completed.returncode != record.exitstatus:
-        return f"exit status rewritten: runner reported {record.exitstatus}, process ended {completed.returncode}"
-    return ""
-
-
-def _collection_outcome(task: Task, record: Record, sandbox: Sandbox, base: dict) -> Outcome:
-    """solution_error if the untouched starter collects (the solution broke it), else the task is broken."""
-    detail = record.collect_errors[0]
+def _starter_collects(task: Task, sandbox: Sandbox) -> bool:
     starter_record, _ = execute(task, task.starter_files, sandbox)
-    if starter_record.started and not starter_record.collect_errors:
-        return Outcome(status=Status.SOLUTION_ERROR, detail=_tail(detail), **base)
-    return Outcome(status=Status.COLLECTION_ERROR, detail=_tail(detail), **base)
-
-
-def _test_verdict(outcomes: dict, expected: list | None, record: Record, base: dict) -> Outcome:
-    wanted = sorted(outcomes) if expected is None else expected
-    failed = _failed(outcomes, expected)
-    if not wanted:
-        return Outcome(status=Status.HARNESS_ERROR, detail="no test ran", **base)
-    if failed:
-        ran = [nodeid for nodeid in failed if nodeid in outcomes] or failed  # a test that ran says more
-        return Outcome(status=Status.FAILED, failed_tests=failed, detail=_first_failure(record, ran[0]), **base)
-    if not record.ended:
-        return Outcome(status=Status.FAILED, detail="the process was killed (a crash or a resource limit)", **base)
-    return Outcome(status=Status.PASSED, **base)
-
-
-def _failed(outcomes: dict, expected: list | None) -> list:
-    """Expected ids that did not pass: failed, skipped or missing."""
-    wanted = sorted(outcomes) if expected is None else expected
-    return [nodeid for nodeid in wanted if outcomes.get(nodeid) != "passed"]
-
-
-def _counts(outcomes: dict, expected: list | None) -> dict:
-    counts = {"passed": 0, "failed": 0, "skipped": 0, "missing": 0}
-    for outcome in outcomes.values():
-        counts[outcome] += 1
-    if expected is not None:
-        counts["missing"] = len(set(expected) - set(outcomes))
-    return counts
-
-
-def _first_failure(record: Record, nodeid: str) -> str:
-    for outcome, exc, message in record.phases.get(nodeid, {}).values():
-        if outcome != "passed":
-            return _tail(f"{nodeid}: {message or exc or outcome}")
-    return f"{nodeid}: missing"
-
-
-def _tail(text: str, limit: int = 400) -> str:
-    text = (text or "").strip()
-    return text if len(text) <= limit else "..." + text[-limit:]
-
-
-def starter_exceptions(record: Record) -> dict:
-    """nodeid -> exception names seen in its failing phases (validate checks the starter's)."""
-    return {nodeid: {exc for outcome, exc, _ in phases.values() if outcome == "failed"}
-            for nodeid, phases in record.phases.items()}
+    return starter_record.started and not starter_record.collect_errors

@@ -6,7 +6,7 @@ split costs over a bare pytest run. The judge is the grader's own code and the h
 tests; nothing of the solution ever runs in it. So it can be started once, in the same
 sandbox a cold judge gets (its view, its hidden task folder, its limits), import pytest
 and the task's heavy dependencies there, and fork a fresh child for each grading
-(`_runner.serve_warm`). The child imports the hidden tests, their oracles and the judge's
+(`judge_process.serve_warm`). The child imports the hidden tests, their oracles and the judge's
 modules itself, in its own session, and exits when the grading ends: no grading's state
 reaches the next. The solution's worker is never warm: every grading starts a worker in
 a sandbox of its own, which holds nothing but that solution (docs/sandbox.md).
@@ -53,13 +53,13 @@ class WarmJudge:
         self.idle_since = self.started
         (self.root / "tmp").mkdir()
         (self.root / "home").mkdir()
-        runner = self.root / "runner.py"
-        from importlib import resources
-        runner.write_bytes(resources.files("sb").joinpath("_runner.py").read_bytes())
+        program = self.root / "judge_process.py"
+        from sb.grading.layout import judge_program
+        program.write_bytes(judge_program())
         self.cancel = threading.Event()  # set: the warm judge's sandbox is killed
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {**template.env, "HOME": str(self.root / "home"), "TMPDIR": str(self.root / "tmp")}
-        argv = [sys.executable, "-s", "-B", "-P", str(runner), "--warm", str(theirs.fileno()), ",".join(preimports),
+        argv = [sys.executable, "-s", "-B", "-P", str(program), "--warm", str(theirs.fileno()), ",".join(preimports),
                 ",".join(sandbox.private_scratch)]
         # writable: the warm judge's own folder, a private copy where the sandbox makes one
         # (bwrap: on its sized /tmp), so what its gradings write is bounded in total
@@ -174,7 +174,7 @@ def _packed(slot: Path):
 
 
 def _script_argv(argv: list) -> list:
-    """The runner's own argv: what follows the interpreter and its flags."""
+    """The judge program's own argv: what follows the interpreter and its flags."""
     rest = list(argv[1:])
     while rest and rest[0].startswith("-"):
         rest.pop(0)

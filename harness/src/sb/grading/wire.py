@@ -38,6 +38,7 @@ MAX_CONVERSATIONS = 1024  # threads one side may open on the other (a task drive
 # types.ModuleType) at import cannot take over how a probe is loaded. What a probe observes
 # is still the solution's word (it runs in its process); sb validate counts those rules.
 _exec, _compile, _ModuleType = builtins.exec, builtins.compile, type(sys)
+_OWN_FILE = __file__  # frames of this module are left out of a solution's traceback
 
 _HEAD = struct.Struct(">II")
 _LEN = struct.Struct(">Q")
@@ -410,7 +411,7 @@ def describe_exception(exc, judged=False):
 
 
 def _last_frames(exc) -> str:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.endswith("_wire.py")][-6:]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != _OWN_FILE][-6:]
     return "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(exc), exc))
 
 

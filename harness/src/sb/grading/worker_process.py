@@ -1,6 +1,6 @@
 """The solution's worker: imports the solution and answers the judge. Standalone.
 
-Usage: python -s -B -P _worker.py WIRE_DIR SOLUTION_DIR WIRE_FD [PREIMPORT,...]
+Usage: python -s -B -P worker_process.py WIRE_DIR SOLUTION_DIR WIRE_FD [PREIMPORT,...]
 
 It holds nothing but the solution: no hidden test, no oracle, no expected value ever
 reaches this process. Whatever the solution does here (patch anything, forge anything)
@@ -42,7 +42,7 @@ def main(argv):
     wire_dir, solution_dir, fd = argv[1], argv[2], int(argv[3])
     wanted = [n for n in (argv[4] if len(argv) > 4 else "").split(",") if n]
     sys.path.insert(0, wire_dir)
-    import _wire  # type: ignore[import-not-found]  # sb/_wire.py's copy in wire_dir, put on sys.path above
+    import _wire  # type: ignore[import-not-found]  # sb/grading/wire.py's copy in wire_dir, on sys.path above
     sys.path.remove(wire_dir)
     del sys.modules["_wire"]  # the solution's modules never see the wire's module by name
     preimport(wanted)

@@ -82,7 +82,7 @@ class Sandbox(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     # True: a long-lived command run by `run` may serve many gradings' judges, each a fork
-    # with the same view, limits and hidden paths (sb/warm.py). A sandbox whose run does
+    # with the same view, limits and hidden paths (sb/grading/warm.py). A sandbox whose run does
     # anything per job beyond starting the command under the job's limits leaves it False.
     keeps_warm_judges: ClassVar[bool] = False
     # Folders every run gets fresh and private (not the host's): a warm judge empties them
