@@ -625,7 +625,7 @@ def test_a_torch_value_on_a_side_without_torch_is_a_protocol_error(tree, monkeyp
     """A worker of a numpy-only task sent a tensor, a dtype, a size or a device: refused as
     the protocol breach it is, whatever the value (once an AttributeError on None)."""
     from sb.grading import wire as _wire
-    monkeypatch.setattr(_wire, "_import_if_available", lambda name: None)
+    monkeypatch.setattr(_wire.values, "_import_if_available", lambda name: None)
     with pytest.raises(_wire.ProtocolError, match="torch is not installed on this side"):
         _wire.Codec(None).decode(tree, [b"\0" * 4])
 

@@ -9,7 +9,7 @@
   call; it is laid out beside the judge, never imported by the grader for a verdict.
 - worker_process.py: the worker, a standalone program: imports the solution and serves
   the judge's requests.
-- wire.py: the data-only protocol between the two (framing, values, proxies, the peer).
+- wire/: the data-only protocol between the two (framing, values, proxies, the peer).
 - warm.py: warm judges, forked once per grading so no grading pays pytest's imports again.
 - expected.py: the reference's test ids, cached per task, toolchain and grader.
 """

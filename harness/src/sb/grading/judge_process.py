@@ -1,5 +1,5 @@
 """The judge: runs the hidden tests and writes the record. Standalone: imports nothing of
-the installed `sb` (the grader lays `sb/judge.py` and `sb/grading/wire.py` beside this file).
+the installed `sb` (the grader lays `sb/judge.py` and `sb/grading/wire/` beside this file).
 
 Usage: python -s -B -P judge_process.py HARNESS_DIR TESTS_DIR INI RECORD_FD WIRE_FD SOLUTION_DIR MODULES
    or: python -s -B -P judge_process.py --warm CONTROL_FD PREIMPORT,... SCRATCH,...   (a warm judge: serve_warm)

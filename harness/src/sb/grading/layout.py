@@ -18,10 +18,12 @@ from sb.task import FileSet, Task
 PY_FLAGS = ("-s", "-B", "-P")
 JUDGE_HELPERS = ("source_checks.py", "sqlite_facade.py", "solver_tests.py",  # task authors' tools (standalone),
                  "_solver_tests_probe.py", "mutant_patch.py")                # laid beside sb.judge
+WIRE_FILES = ("__init__.py", "protocol.py", "framing.py", "values.py", "proxies.py", "peer.py")
 # The worker imports the wire under a name no solution module can take, then forgets it.
-WORKER_WIRE_NAME = "_wire.py"
+WORKER_WIRE_PACKAGE = "_wire"
 GRADER_FILES = ("grading/__init__.py", "grading/pipeline.py", "grading/layout.py", "grading/verdict.py",
-                "grading/judge_process.py", "grading/worker_process.py", "grading/wire.py", "grading/warm.py",
+                "grading/judge_process.py", "grading/worker_process.py", "grading/warm.py",
+                *(f"grading/wire/{name}" for name in WIRE_FILES),
                 "judge.py", *JUDGE_HELPERS, "sandbox/base.py", "sandbox/bwrap.py", "sandbox/view.py")
 
 
@@ -69,12 +71,16 @@ def judge_program() -> bytes:
     return _source("grading/judge_process.py")
 
 
+def _wire(folder: str) -> dict:
+    return {f"{folder}/{name}": _source(f"grading/wire/{name}") for name in WIRE_FILES}
+
+
 def lay_out_worker(root: Path, solution: FileSet) -> dict:
     """The worker's side: the solution, the wire and its scratch."""
     layout = {name: root / name for name in ("solution", "wire", "wscratch")}
     _make(layout, "wscratch")
     write_files(layout["solution"], solution)
-    write_files(layout["wire"], {WORKER_WIRE_NAME: _source("grading/wire.py"),
+    write_files(layout["wire"], {**_wire(WORKER_WIRE_PACKAGE),
                                  "worker_process.py": _source("grading/worker_process.py")})
     return layout
 
@@ -87,8 +93,8 @@ def lay_out_judge(root: Path, task: Task, solution: FileSet, first_failure: bool
     write_files(layout["solution_copy"], solution)
     write_files(layout["hidden_tests"], task.hidden_test_files)
     write_files(layout["judge"], {"judge_process.py": judge_program(), "pytest.ini": _pytest_ini(first_failure),
-                                  "sb/__init__.py": b"", "sb/grading/__init__.py": b"",
-                                  "sb/grading/wire.py": _source("grading/wire.py"), "sb/judge.py": _source("judge.py"),
+                                  "sb/__init__.py": b"", "sb/grading/__init__.py": b"", **_wire("sb/grading/wire"),
+                                  "sb/judge.py": _source("judge.py"),
                                   **{f"sb/{name}": _source(name) for name in JUDGE_HELPERS}})
     return layout
 

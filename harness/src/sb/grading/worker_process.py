@@ -42,9 +42,10 @@ def main(argv):
     wire_dir, solution_dir, fd = argv[1], argv[2], int(argv[3])
     wanted = [n for n in (argv[4] if len(argv) > 4 else "").split(",") if n]
     sys.path.insert(0, wire_dir)
-    import _wire  # type: ignore[import-not-found]  # sb/grading/wire.py's copy in wire_dir, on sys.path above
+    import _wire  # type: ignore[import-not-found]  # sb/grading/wire's copy in wire_dir, on sys.path above
     sys.path.remove(wire_dir)
-    del sys.modules["_wire"]  # the solution's modules never see the wire's module by name
+    for name in [n for n in sys.modules if n == "_wire" or n.startswith("_wire.")]:
+        del sys.modules[name]  # the solution's modules never see the wire's modules by name
     preimport(wanted)
     os.chdir(solution_dir)
     sys.path.insert(0, solution_dir)

@@ -1,0 +1,316 @@
+"""The peer: one side of the wire, serving the other's requests while it waits for an answer."""
+
+import builtins
+import os
+import queue
+import sys
+import threading
+
+from .framing import frame_bytes, read_frame
+from .protocol import ProtocolError, WorkerGone, clip
+from .proxies import Remote
+from .values import Codec
+
+
+MAX_CONVERSATIONS = 1024  # threads one side may open on the other (a task drives 50 at once)
+# What loading a probe needs, bound when this module is imported: in the worker that is
+# before the solution is, so a solution that rebinds builtins.exec or builtins.compile (or
+# types.ModuleType) at import cannot take over how a probe is loaded. What a probe observes
+# is still the solution's word (it runs in its process); sb validate counts those rules.
+_exec, _compile, _ModuleType = builtins.exec, builtins.compile, type(sys)
+ALLOWED_DUNDERS = frozenset({"__len__", "__iter__", "__next__", "__getitem__", "__setitem__", "__delitem__",
+                             "__enter__", "__exit__", "__repr__", "__str__", "__bool__", "__call__"})
+
+
+class Peer:
+    """One side of the wire. `trusting=False` is the judge's policy towards requests from
+    the worker: only calls, public attribute reads and container operations on objects the
+    judge chose to hand over; never an import, a probe, or a private or dunder attribute."""
+
+    def __init__(self, read_fd, write_fd, serves_imports, on_violation=None):
+        self.read_fd, self.write_fd = read_fd, write_fd
+        self.serves_imports = serves_imports
+        self.codec = Codec(self)
+        self.on_violation = on_violation
+        self.handles, self.proxies = {}, {}
+        self.next_handle, self.next_request = 1, 1
+        self.lock = threading.RLock()
+        self.write_lock = threading.Lock()
+        self.queues = {}
+        self.background = queue.Queue()
+        self.closed = None
+        self.conversation_threads = {}
+        self.local = threading.local()
+        self.import_hook = None
+        self.probe_sources = {}
+        self.peer_prefix = "j" if serves_imports else "w"  # how the other side names its threads
+
+    # -- handles
+
+    def export(self, value):
+        with self.lock:
+            handle = self.next_handle
+            self.next_handle += 1
+            self.handles[handle] = value
+            return handle
+
+    def exported(self, handle):
+        try:
+            return self.handles[int(handle)]
+        except (KeyError, ValueError, TypeError):
+            raise ProtocolError(f"unknown handle {handle!r}") from None
+
+    def proxy(self, handle, type_label, is_callable):
+        with self.lock:
+            found = self.proxies.get(handle)
+            if found is None:
+                found = Remote(self, handle, type_label, is_callable)
+                self.proxies[handle] = found
+            return found
+
+    def truthy(self, remote):
+        return self.serves_imports is False  # the judge asks the worker; the worker never asks the judge
+
+    # -- sending
+
+    def send(self, doc, value_fields):
+        buffers = []
+        for key, value in value_fields.items():
+            doc[key] = self.codec.encode(value, buffers)
+        parts = frame_bytes(doc, buffers)
+        with self.write_lock:
+            for part in parts:
+                view = memoryview(part)
+                while view:
+                    written = os.write(self.write_fd, view)
+                    view = view[written:]
+
+    def conversation(self):
+        current = getattr(self.local, "conversation", None)
+        return current or f"{'w' if self.serves_imports else 'j'}{threading.get_ident()}"
+
+    def request(self, op, **fields):
+        if self.closed is not None:
+            raise WorkerGone(self.closed)
+        conv = self.conversation()
+        mine = self._queue(conv)
+        with self.lock:
+            rid = self.next_request
+            self.next_request += 1
+        values = {k: fields.pop(k) for k in ("value", "args", "kwargs", "source") if k in fields}
+        self.send({"kind": "request", "id": rid, "op": op, "conv": conv, **fields}, values)
+        return self._wait(conv, mine, rid)
+
+    def _queue(self, conv):
+        with self.lock:
+            return self.queues.setdefault(conv, queue.Queue())
+
+    def _wait(self, conv, mine, rid):
+        while True:
+            try:
+                doc, buffers = mine.get(timeout=0.05)
+            except queue.Empty:
+                if self.closed is not None:
+                    raise WorkerGone(self.closed) from None
+                self._serve_background()
+                continue
+            if doc is None:
+                raise WorkerGone(self.closed or "the wire was closed")
+            if doc.get("kind") == "request":
+                self.serve(doc, buffers)
+                continue
+            if doc.get("id") != rid:
+                self._violation(f"an answer to request {doc.get('id')!r} while waiting for {rid}")
+                continue
+            return self._result(doc, buffers)
+
+    def _serve_background(self):
+        while True:
+            try:
+                doc, buffers = self.background.get_nowait()
+            except queue.Empty:
+                return
+            self.serve(doc, buffers)
+
+    def _result(self, doc, buffers):
+        if "error" in doc:
+            error = self._decode_or_violation(doc["error"], buffers)
+            if not isinstance(error, BaseException):
+                self._violation("an error answer that is not an exception")
+                raise ProtocolError("malformed error answer")
+            raise error
+        return self._decode_or_violation(doc.get("value"), buffers)
+
+    def _decode_or_violation(self, tree, buffers):
+        try:
+            return self.codec.decode(tree, buffers)
+        except ProtocolError as exc:
+            self._violation(str(exc))
+            raise
+
+    def _violation(self, text):
+        if self.on_violation:
+            self.on_violation(text)
+
+    # -- receiving
+
+    def start_reader(self):
+        thread = threading.Thread(target=self._read_loop, name="sb-wire-reader", daemon=True)
+        thread.start()
+        return thread
+
+    def _read_loop(self):
+        try:
+            while True:
+                doc, buffers = read_frame(self.read_fd)
+                self._route(doc, buffers)
+        except WorkerGone as exc:
+            self._close(str(exc))
+        except ProtocolError as exc:
+            self._violation(str(exc))
+            self._close(f"protocol violation: {exc}")
+        except OSError as exc:
+            self._close(f"the wire failed: {exc}")
+        except Exception as exc:  # noqa: BLE001 - whatever a frame made the reader raise: the peer's doing
+            self._violation(f"a frame the reader could not handle: {type(exc).__name__}")
+            self._close(f"protocol violation: {type(exc).__name__}")
+
+    def _close(self, reason):
+        self.closed = reason
+        with self.lock:
+            queues = list(self.queues.values())
+        for q in queues:
+            q.put((None, None))
+        if self.serves_imports:
+            os._exit(0)  # the judge is gone: nothing left to answer
+
+    def _route(self, doc, buffers):
+        conv = doc.get("conv")
+        if not isinstance(conv, str) or len(conv) > 64:
+            raise ProtocolError("a message without a conversation")
+        if doc.get("kind") == "request" and conv.startswith(self.peer_prefix):
+            self._conversation_thread(conv).put((doc, buffers))
+            return
+        with self.lock:
+            target = self.queues.get(conv)
+        if target is None:
+            if doc.get("kind") != "request":
+                raise ProtocolError(f"an answer for an unknown conversation {conv!r}")
+            target = self.background
+        target.put((doc, buffers))
+
+    def _conversation_thread(self, conv):
+        """Each thread on the other side gets a thread here, so concurrent calls run
+        concurrently and a call is served the moment it arrives, whatever this side's own
+        threads are doing (a solution's thread reading the judge's clock while the test
+        waits on an event, say). Bounded: a peer cannot make threads without end."""
+        with self.lock:
+            existing = self.queues.get(conv)
+            if existing is not None:
+                return existing
+            if len(self.conversation_threads) >= MAX_CONVERSATIONS:
+                raise ProtocolError(f"more than {MAX_CONVERSATIONS} conversations")
+            inbox = self.queues[conv] = queue.Queue()
+            self.conversation_threads[conv] = True
+        thread = threading.Thread(target=self._conversation_loop, args=(conv, inbox), daemon=True)
+        thread.start()
+        return inbox
+
+    def _conversation_loop(self, conv, inbox):
+        self.local.conversation = conv
+        while True:
+            doc, buffers = inbox.get()
+            if doc is None:
+                return
+            if doc.get("kind") == "request":
+                self.serve(doc, buffers)
+
+    # -- serving
+
+    def serve(self, doc, buffers):
+        rid, conv = doc.get("id"), doc.get("conv")
+        previous = getattr(self.local, "conversation", None)
+        self.local.conversation = conv
+        try:
+            value = self._perform(doc, buffers)
+            reply, fields = {"kind": "answer", "id": rid, "conv": conv}, {"value": value}
+        except ProtocolError as exc:
+            self._violation(str(exc))
+            reply, fields = {"kind": "answer", "id": rid, "conv": conv}, {"error": ProtocolError(str(exc))}
+        except BaseException as exc:  # noqa: BLE001 - the callee's failure is the caller's exception, whatever it is
+            reply, fields = {"kind": "answer", "id": rid, "conv": conv}, {"error": _as_exception(exc)}
+        finally:
+            self.local.conversation = previous
+        try:
+            self.send(reply, fields)
+        except ProtocolError as exc:
+            self.send({"kind": "answer", "id": rid, "conv": conv}, {"error": ProtocolError(str(exc))})
+
+    def _perform(self, doc, buffers):
+        op = doc.get("op")
+        decode = lambda key, default=None: self.codec.decode(doc.get(key, default), buffers)  # noqa: E731
+        if op in ("import", "probe", "reload", "isinstance") and not self.serves_imports:
+            raise ProtocolError(f"the worker may not ask the judge to {op}")
+        if op == "import":
+            return self.import_hook(str(doc["name"]))
+        if op == "probe":
+            return self._load_probe(str(doc["name"]), decode("source"))
+        if op == "reload":
+            return self.import_hook(None)
+        target = self.exported(doc.get("handle"))
+        name = doc.get("name")
+        if op in ("getattr", "setattr", "delattr", "method") and not isinstance(name, str):
+            raise ProtocolError("an attribute name that is not a string")
+        if not self.serves_imports:
+            _check_judge_policy(op, name)
+        if op == "getattr":
+            return getattr(target, name)
+        if op == "setattr":
+            setattr(target, name, decode("value"))
+            return None
+        if op == "delattr":
+            delattr(target, name)
+            return None
+        if op == "call":
+            args, kwargs = decode("args", []), decode("kwargs", {"dict": []})
+            return target(*args, **kwargs)
+        if op == "method":
+            if name not in ALLOWED_DUNDERS:
+                raise ProtocolError(f"method {name!r} is not allowed")
+            method = getattr(type(target), name, None)
+            if method is None:  # what Python itself raises: len() of a generator is a TypeError
+                raise TypeError(f"{type(target).__name__!r} object does not support {name}")
+            return method(target, *decode("args", []))
+        if op == "isinstance":
+            return isinstance(target, self.exported(doc.get("cls")))
+        raise ProtocolError(f"unknown operation {op!r}")
+
+    def _load_probe(self, name, source):
+        """Trusted code the judge ships in: it exercises the solution here and returns data."""
+        module = _ModuleType(f"sb_probe_{name}")
+        module.__file__ = f"<probe {name}>"
+        sys.modules[module.__name__] = module
+        _exec(_compile(source, module.__file__, "exec"), module.__dict__)
+        return module
+
+
+FRAME_ATTRIBUTES = frozenset({"gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await",
+                              "ag_frame", "ag_code", "ag_await", "f_globals", "f_locals", "f_back", "f_code",
+                              "f_builtins", "tb_frame", "tb_next", "func_globals", "func_code"})
+MUTATING_DUNDERS = frozenset({"__setitem__", "__delitem__"})
+
+
+def _check_judge_policy(op, name):
+    """What the worker may do to an object the judge handed over: call it and read its
+    public data. Never a private name, never a way to a frame (a generator's frame holds
+    the test's locals and globals), never a change."""
+    if op in ("getattr", "setattr", "delattr") and (name.startswith("_") or name in FRAME_ATTRIBUTES):
+        raise AttributeError(f"{name!r} is not readable from the solution's side")
+    if op in ("setattr", "delattr") or (op == "method" and name in MUTATING_DUNDERS):
+        raise AttributeError("the solution's side may not change the judge's objects")
+
+
+def _as_exception(exc):
+    if isinstance(exc, Exception):
+        return exc
+    return RuntimeError(f"{type(exc).__name__}: {clip(exc)}")
