@@ -27,7 +27,7 @@ import pytest
 
 from scripted_llm_server import Call, Failure, Raw, Scripted, ScriptedServer, Stall, Trickle
 from sb.catalog import load_tasks
-from sb.models import sdk
+from sb.models import deadline, reply_body, retry
 from sb.models.anthropic import AnthropicAdapter
 from sb.models.base import ModelOptions
 from sb.models.openai import OpenAIAdapter, OpenAICompatibleAdapter
@@ -55,7 +55,7 @@ EXPLAINED = {"type": "refusal", "category": "cyber", "explanation": "The request
 def keys_and_quick_backoff(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    monkeypatch.setattr(sdk, "FIRST_BACKOFF_S", 0.01)  # the schedule's shape is the SDKs'; its length is not tested
+    monkeypatch.setattr(retry, "FIRST_BACKOFF_S", 0.01)  # the schedule's shape is the SDKs'; its length is not tested
 
 
 ADAPTERS: dict = {}
@@ -615,12 +615,12 @@ def test_server_sent_events_are_read_by_the_rules_whatever_the_chunking():
     expected = [("message_start", '{"a":'), (None, "1\n2")]
     for size in (1, 2, 3, 7, len(raw)):
         chunks = [raw[i:i + size] for i in range(0, len(raw), size)]
-        assert list(sdk.sse_events(chunks)) == expected, size
+        assert list(reply_body.sse_events(chunks)) == expected, size
 
 
 @pytest.mark.parametrize("headers,seconds", [({"retry-after-ms": "250"}, 0.25), ({"retry-after": "7"}, 7.0),
                                              ({"retry-after-ms": "soon", "retry-after": "2.5"}, 2.5),
                                              ({"retry-after": "whenever"}, None), ({}, None)])
 def test_retry_after_is_read_in_milliseconds_seconds_or_as_a_date(headers, seconds):
-    assert sdk.retry_after_s(headers) == seconds
-    assert 3590 < sdk.retry_after_s({"retry-after": in_an_hour()}) <= 3600
+    assert deadline.retry_after_s(headers) == seconds
+    assert 3590 < deadline.retry_after_s({"retry-after": in_an_hour()}) <= 3600

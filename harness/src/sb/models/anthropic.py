@@ -15,8 +15,10 @@ from __future__ import annotations
 from sb.hookspecs import hookimpl
 from sb.models import exchange
 from sb.models.exchange import Reply
-from sb.models.sdk import (BASE_SETTINGS, BadReply, Request, SdkAdapter, Service, history_arguments, json_type,
-                          plural)
+from sb.models.reply_body import BadReply
+from sb.models.retry import Request
+from sb.models.sdk import BASE_SETTINGS, SdkAdapter, Service, history_arguments
+from sb.models.wording import json_type, plural
 from sb.toolloop import ModelTurn, SessionError, ToolCall, parse_arguments
 
 # The Messages API requires max_tokens; unset, the adapter sends this (see docs/models.md).

@@ -23,8 +23,10 @@ from sb.hookspecs import hookimpl
 from sb.models import exchange
 from sb.models.base import ModelOptions
 from sb.models.exchange import Reply, ReplyError
-from sb.models.sdk import (BASE_SETTINGS, BadReply, Request, SdkAdapter, Service, history_arguments, json_type,
-                          plural)
+from sb.models.reply_body import BadReply
+from sb.models.retry import Request
+from sb.models.sdk import BASE_SETTINGS, SdkAdapter, Service, history_arguments
+from sb.models.wording import json_type, plural
 from sb.toolloop import ModelTurn, SessionError, ToolCall, parse_arguments
 
 OPENAI_MODELS = re.compile(r"^(gpt-|chatgpt-|o\d)")
