@@ -262,7 +262,7 @@ def test_an_interrupt_while_a_sandbox_starts_leaves_no_process(fixture_task, pla
             if threading.current_thread() is threading.main_thread() or "--warm" in args[0]:  # the judge, once
                 _thread.interrupt_main()
 
-    monkeypatch.setattr("sb.sandbox.base.subprocess.Popen", Interrupted)
+    monkeypatch.setattr("sb.sandbox.process.subprocess.Popen", Interrupted)
     from sb.grading import grade
     assert threading.current_thread() is threading.main_thread()
     # Python's own Ctrl-C handler, whatever this process inherited: started in the background

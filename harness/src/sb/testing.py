@@ -28,7 +28,8 @@ from pathlib import Path
 from sb.executors.base import Executor, Work, lost, perform, resolved
 from sb.models.base import Attempt, ModelAdapter, ToolSession
 from sb.reporters import Reporter
-from sb.sandbox.base import Completed, Job, Sandbox, limits_preexec, run_process
+from sb.sandbox.base import Completed, Job, Sandbox
+from sb.sandbox.process import limits_preexec, run_process
 
 __all__ = ["FakeAdapter", "FakeExecutor", "FakeReporter", "FakeSandbox", "FakeToolSession", "sandbox_self_check"]
 

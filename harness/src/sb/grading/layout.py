@@ -24,7 +24,8 @@ WORKER_WIRE_PACKAGE = "_wire"
 GRADER_FILES = ("grading/__init__.py", "grading/pipeline.py", "grading/layout.py", "grading/verdict.py",
                 "grading/judge_process.py", "grading/worker_process.py", "grading/warm.py",
                 *(f"grading/wire/{name}" for name in WIRE_FILES),
-                "judge.py", *JUDGE_HELPERS, "sandbox/base.py", "sandbox/bwrap.py", "sandbox/view.py")
+                "judge.py", *JUDGE_HELPERS,
+                "sandbox/base.py", "sandbox/process.py", "sandbox/bwrap.py", "sandbox/view.py")
 
 
 @lru_cache(maxsize=1)

@@ -26,7 +26,8 @@ from sb.grading.verdict import Record, verdict
 from sb.hardware import accelerator_devices
 from sb.interrupt import temporary_directory
 from sb.outcome import Outcome, Status
-from sb.sandbox.base import PRIVATE_WRITES_MB, Completed, Job, Sandbox, interrupts_held
+from sb.sandbox.base import PRIVATE_WRITES_MB, Completed, Job, Sandbox
+from sb.sandbox.process import interrupts_held
 from sb.sandbox.view import JUDGE_DISTRIBUTIONS, python_view
 from sb.task import FileSet, Task
 

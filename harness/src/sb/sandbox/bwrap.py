@@ -19,7 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from sb.hookspecs import hookimpl
-from sb.sandbox.base import Completed, Job, Sandbox, limits_preexec, run_process
+from sb.sandbox.base import Completed, Job, Sandbox
+from sb.sandbox.process import limits_preexec, run_process
 
 SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/run", "/dev/shm")
 

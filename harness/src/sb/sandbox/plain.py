@@ -6,7 +6,8 @@ records that it was used.
 """
 
 from sb.hookspecs import hookimpl
-from sb.sandbox.base import Completed, Job, Sandbox, limits_preexec, run_process
+from sb.sandbox.base import Completed, Job, Sandbox
+from sb.sandbox.process import limits_preexec, run_process
 
 
 class PlainSandbox(Sandbox):

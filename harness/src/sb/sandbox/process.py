@@ -1,0 +1,213 @@
+"""Running one Job as a process tree: its limits (applied in the child before exec), its
+own process group and session keyring, the wait for its end or its limit (with the tree's
+CPU rate sampled at the limit), and the kill of everything it left behind."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from sb.interrupt import track_group, untrack_group
+from sb.sandbox.base import OUTPUT_TAIL_BYTES, Completed, Job
+
+
+def limits_preexec(job: Job):
+    """rlimits applied in the child before exec (memory, processes, file size, CPU time),
+    and a session keyring of its own, so graded code cannot read keys the grader holds."""
+    join_keyring, die_with_parent = _keyring_joiner(), _death_signal_setter()
+
+    def apply():
+        mem = job.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        resource.setrlimit(resource.RLIMIT_NPROC, (job.max_processes, job.max_processes))
+        fsize = job.max_file_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        cpu = int(job.timeout_s) + 5
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        join_keyring()
+        die_with_parent()
+    return apply
+
+
+KEYCTL_SYSCALL = {"x86_64": 250, "aarch64": 219}
+KEYCTL_JOIN_SESSION_KEYRING = 1
+
+
+def _keyring_joiner():
+    """keyctl(JOIN_SESSION_KEYRING, NULL) bound in the parent: the child only calls it
+    (nothing is loaded after fork). A no-op where the kernel has no keyrings."""
+    import platform
+    number = KEYCTL_SYSCALL.get(platform.machine())
+    if number is None or not sys.platform.startswith("linux"):
+        return lambda: None
+    import ctypes
+    syscall = ctypes.CDLL(None, use_errno=True).syscall
+    syscall.restype = ctypes.c_long
+    return lambda: syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _death_signal_setter():
+    """prctl(PR_SET_PDEATHSIG, SIGKILL): the child dies with the grader, even under SIGKILL."""
+    if not sys.platform.startswith("linux"):
+        return lambda: None
+    import ctypes
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    return lambda: prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def run_process(argv: list, job: Job, isolation: str, preexec=None) -> Completed:
+    """Start `argv` in its own session, kill the whole group at the limit (or on any
+    interruption of the grader, a Ctrl-C included), keep the output tail."""
+    start = time.monotonic()
+    with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out:
+        proc = None
+        try:
+            with interrupts_held():  # started and tracked as one step: never a child nobody kills
+                proc = subprocess.Popen(argv, cwd=job.cwd, env=job.env, stdin=stdin, stdout=out,
+                                        stderr=subprocess.STDOUT, start_new_session=True, pass_fds=job.pass_fds,
+                                        preexec_fn=preexec)
+                track_group(proc.pid)
+                for fd in job.pass_fds:
+                    os.close(fd)
+            timed_out, returncode, cpu_rate = _wait(proc, job.timeout_s, job.cancel)
+        finally:
+            stragglers = proc is not None and _reap(proc)
+        duration = time.monotonic() - start
+        out.seek(0, os.SEEK_END)
+        size = out.tell()
+        out.seek(max(0, size - OUTPUT_TAIL_BYTES))
+        output = out.read().decode("utf-8", "replace")
+    return Completed(None if timed_out else returncode, timed_out, duration, output, isolation, stragglers, cpu_rate)
+
+
+def _reap(proc: subprocess.Popen) -> bool:
+    """Kill what is left of the child's group and wait for it, whatever interrupts."""
+    with interrupts_held():
+        stragglers = _kill_group(proc.pid)
+        untrack_group(proc.pid)
+        if proc.returncode is None:
+            proc.wait()
+    return stragglers
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """A KeyboardInterrupt (Ctrl-C in a library caller, Ray cancelling a task) waits until
+    the block ends: arriving while a child is being started, or while it is being killed,
+    it would otherwise leave a sandbox running, untracked, until its time limit. Only the
+    main thread receives one, so elsewhere this does nothing."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+    held: list = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            previous(signal.SIGINT, held[0])
+
+
+def _wait(proc: subprocess.Popen, timeout_s: float, cancel=None):
+    """(timed_out, returncode, CPU rate of the tree sampled at the limit or None)."""
+    deadline = time.monotonic() + timeout_s
+    try:
+        while True:
+            step = min(0.05 if cancel is not None else timeout_s, deadline - time.monotonic())
+            try:
+                proc.wait(timeout=max(step, 0))
+                return False, proc.returncode, None
+            except subprocess.TimeoutExpired:
+                if cancel is not None and cancel.is_set():
+                    _kill_group(proc.pid)
+                    proc.wait()
+                    return False, proc.returncode, None
+                if time.monotonic() >= deadline:
+                    raise
+    except subprocess.TimeoutExpired:
+        rate = cpu_rate(proc.pid)
+        _kill_group(proc.pid)
+        proc.wait()
+        return True, proc.returncode, rate
+
+
+def cpu_rate(root_pid: int, window_s: float = 1.0) -> float | None:
+    """CPU seconds per second used by `root_pid` and its descendants over a short window."""
+    before = tree_cpu_seconds(root_pid)
+    time.sleep(window_s)
+    after = tree_cpu_seconds(root_pid)
+    return None if before is None or after is None else max(0.0, after - before) / window_s
+
+
+def tree_cpu_seconds(root_pid: int) -> float | None:
+    """Linux: /proc; elsewhere: ps. None when neither can tell."""
+    table = _proc_table() if os.path.isdir("/proc/self") else _ps_table()
+    if table is None:
+        return None
+    children: dict = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    total, stack = 0.0, [root_pid]
+    while stack:
+        pid = stack.pop()
+        total += table.get(pid, (0, 0.0))[1]
+        stack += children.get(pid, [])
+    return total
+
+
+def _proc_table():
+    ticks = os.sysconf("SC_CLK_TCK")
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        table[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks)
+    return table
+
+
+def _ps_table():
+    try:
+        out = subprocess.run(["ps", "-A", "-o", "pid=,ppid=,time="], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    table = {}
+    for line in out.splitlines():
+        pid, ppid, cputime = line.split()
+        table[int(pid)] = (int(ppid), _clock_seconds(cputime))
+    return table
+
+
+def _clock_seconds(text: str) -> float:
+    """ps time: [[dd-]hh:]mm:ss[.ss]"""
+    days, _, rest = text.rpartition("-")
+    seconds = 0.0
+    for part in rest.split(":"):
+        seconds = seconds * 60 + float(part)
+    return seconds + (int(days) * 86400 if days else 0)
+
+
+def _kill_group(pgid: int) -> bool:
+    """SIGKILL every process left in the group; True when something was still there."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
