@@ -17,6 +17,7 @@ import pytest
 from conftest import REPO, sb_env
 from sb.executors.base import Work, outcome_of, perform
 from sb.outcome import Status, is_evidence
+from sb.sandbox.base import Completed, Sandbox
 from sb.testing import FakeAdapter, FakeExecutor
 from test_cli import SB
 
@@ -101,6 +102,27 @@ def test_a_lost_grading_is_a_harness_error_kept_out_of_the_rate(fixture_task, pl
     (entry,) = doc["tasks"]
     assert entry["status"] == "harness_error" and "fake worker died" in entry["detail"]
     assert doc["pass_rate"] is None and not entry["evidence"]
+
+
+class NoJudgeSandbox(Sandbox):
+    """A sandbox whose commands never start: the judge writes no record (harness_error)."""
+
+    name = "no-judge"
+
+    def run(self, job):
+        return Completed(returncode=1, timed_out=False, duration_s=0.0, output="no judge started here")
+
+
+def test_a_reference_without_evidence_keeps_its_status_in_every_path(fixture_task, tmp_path, fresh_cache):
+    """sb grade and sb.api (the reference graded here) and a sweep (graded through the
+    executor) map a reference that gave no evidence to its own status, never a broken task."""
+    from sb.api import grade_files
+    from sb.grading.expected import reference_ids
+    from sb.run import run_draws
+    assert reference_ids(fixture_task, NoJudgeSandbox()).failure.status == Status.HARNESS_ERROR
+    assert grade_files(fixture_task, GOOD, NoJudgeSandbox()).status == Status.HARNESS_ERROR
+    ((doc, _),) = run_draws(sweep_of(fixture_task, NoJudgeSandbox(), tmp_path), executor=FakeExecutor())
+    assert [entry["status"] for entry in doc["tasks"]] == ["harness_error"]
 
 
 def test_a_sweep_of_three_models_grades_each_reference_once(fixture_task, plain_sandbox, tmp_path, fresh_cache):

@@ -13,7 +13,7 @@ import threading
 from concurrent.futures import Future
 
 from sb.executors.base import outcome_of, resolved
-from sb.outcome import Outcome, Status, is_evidence
+from sb.outcome import Outcome
 
 
 def default_jobs() -> int:
@@ -112,24 +112,8 @@ class References:
         self.graded += 1
         files = {name: data for name, data in task.reference_files.items() if name in task.starter_files}
         work_future = self.executor.grading(task, files, None)
-        return then(work_future, lambda result: self._settled(task, result))
-
-    def _settled(self, task, result: dict):
-        from sb.grading.expected import ReferenceIds, record
-        reference = outcome_of(task.slug, result)
-        if reference.passed:
-            record(task, reference)
-            return ReferenceIds(reference.test_ids, None, reference)
-        return ReferenceIds(None, reference_failure(task, reference), reference)
-
-
-def reference_failure(task, reference: Outcome) -> Outcome:
-    """Why nothing of `task` can be graded: the reference's own no-evidence status where it
-    has one (no device, missing deps, a refused worker), else the task is broken here."""
-    if not is_evidence(reference.status):
-        return Outcome(task.slug, reference.status, detail=reference.detail)
-    return Outcome(task.slug, Status.COLLECTION_ERROR,
-                   detail=f"the task's reference does not pass here: {reference.summary()}")
+        from sb.grading.expected import settle
+        return then(work_future, lambda result: settle(task, outcome_of(task.slug, result)))
 
 
 def same_as_graded_reference(task, files: dict, reference) -> Outcome | None:

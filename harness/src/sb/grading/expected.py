@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sb.outcome import Outcome, Status
+from sb.outcome import Outcome, Status, is_evidence
 
 
 @dataclass(frozen=True)
@@ -64,13 +64,26 @@ def reference_ids(task, sandbox, use_cache: bool = True) -> ReferenceIds:
     if cached is not None:
         return ReferenceIds(cached)
     from sb.grading import grade
-    reference = grade(task, task.reference_files, sandbox)
-    if not reference.passed:
-        failure = Outcome(task.slug, Status.COLLECTION_ERROR,
-                          detail=f"the task's reference does not pass here: {reference.summary()}")
-        return ReferenceIds(None, failure, reference)
-    record(task, reference)
-    return ReferenceIds(reference.test_ids, None, reference)
+    return settle(task, grade(task, task.reference_files, sandbox))
+
+
+def settle(task, reference: Outcome) -> ReferenceIds:
+    """What the reference graded now gives, wherever it was graded (here, or on an
+    executor's node): its ids, cached, or why nothing of the task can be graded here."""
+    if reference.passed:
+        record(task, reference)
+        return ReferenceIds(reference.test_ids, None, reference)
+    return ReferenceIds(None, reference_failure(task, reference), reference)
+
+
+def reference_failure(task, reference: Outcome) -> Outcome:
+    """Why nothing of `task` can be graded: the reference's own no-evidence status where it
+    has one (no device, missing deps, a refused node, a judge that never started), else the
+    task is broken here."""
+    if not is_evidence(reference.status):
+        return Outcome(task.slug, reference.status, detail=reference.detail)
+    return Outcome(task.slug, Status.COLLECTION_ERROR,
+                   detail=f"the task's reference does not pass here: {reference.summary()}")
 
 
 def record(task, reference: Outcome) -> None:
