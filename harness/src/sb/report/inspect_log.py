@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 
 from sb.errors import SbError
@@ -125,11 +126,15 @@ def _input(entry: dict) -> list:
 
 
 def _installed_task(slug: str):
+    return _installed_tasks().get(slug)
+
+
+@lru_cache(maxsize=1)
+def _installed_tasks() -> dict:
+    """Every installed task by slug, read once per process: a log of N entries read every
+    task package N times."""
     from sb.api import find_tasks
-    try:
-        return find_tasks([slug])[0]
-    except SbError:
-        return None
+    return {task.slug: task for task in find_tasks()}
 
 
 def _files_text(entry: dict, files: dict | None) -> str:
