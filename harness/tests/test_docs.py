@@ -110,3 +110,34 @@ def test_a_validity_update_replaces_only_the_tasks_it_measured():
     data = tool.updated(previous, fresh)
     assert data["rows"] == {"a_task": {"version": 4}, "b_task": {"version": 2}, "c_task": {"version": 1}}
     assert data["wall_s"] == 107.5 and data["not_run"] == []
+
+
+def test_the_architecture_map_names_every_module_of_the_harness():
+    """docs/architecture.md's module map matches the tree: a top-level module by its file
+    name, a module in a folder by its name inside that folder's entry."""
+    import re
+    text = (REPO / "docs" / "architecture.md").read_text()
+    block = text[text.index("```\nharness/src/sb/"):]
+    block = block[:block.index("```", 3)]
+    entries: dict = {}
+    current = None
+    for line in block.splitlines():
+        head = re.match(r"^  (\S+)", line)
+        if head:
+            current = head.group(1)
+        if current:
+            entries[current] = entries.get(current, "") + line + "\n"
+    root = REPO / "harness" / "src" / "sb"
+    missing = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "__init__.py" and path.parent == root or "__pycache__" in path.parts:
+            continue
+        parts = path.relative_to(root).parts
+        if len(parts) == 1:
+            found = parts[0] in block
+        else:
+            name = parts[-2] if path.name == "__init__.py" else path.stem
+            found = re.search(rf"\b{re.escape(name)}\b", entries.get(parts[0] + "/", "")) is not None
+        if not found:
+            missing.append("/".join(parts))
+    assert not missing, f"not in docs/architecture.md's map: {missing}"
