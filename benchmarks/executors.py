@@ -52,9 +52,9 @@ class Timed:
 
 def sweeps_of(tasks, models, sandbox, results_dir, concurrency):
     from sb.models.base import ModelOptions, resolve_model
-    from sb.plugins import load_plugins
+    from sb.session import default_session
     from sb.run import Sweep
-    pm = load_plugins()
+    pm = default_session().pm
     return [Sweep(tasks, *resolve_model(name, pm), sandbox, ModelOptions(timeout_s=600), Path(results_dir),
                   concurrency=concurrency) for name in models]
 
@@ -140,12 +140,11 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="sb-bench-") as tmp:
         os.environ["SB_CACHE_DIR"] = str(Path(tmp) / "cache")  # cold: nothing graded before
-        from sb.catalog import load_tasks
-        from sb.sandbox import choose_sandbox
-        installed = load_tasks()
+        from sb.session import default_session
+        installed = default_session().tasks()
         chosen = args.tasks.split(",") if args.tasks else [s for s, t in installed.items() if t.meta.tier == "laptop"]
         tasks = [installed[slug] for slug in chosen]
-        sandbox = choose_sandbox("bwrap")
+        sandbox = default_session().sandbox("bwrap")
         print(f"{len(tasks)} tasks, {os.cpu_count()} cores, --jobs {args.jobs}, isolation bwrap, "
               f"load average {os.getloadavg()[0]:.1f}")
         print("reference cache, a sweep of 3 models in one command:")

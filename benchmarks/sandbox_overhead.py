@@ -30,8 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from sb.catalog import load_tasks
-from sb.grading import PINNED_ENV, _RecordReader, grade, write_files
+from sb.session import default_session
+from sb.grading import PINNED_ENV, grade, write_files
+from sb.grading.pipeline import _RecordReader
 from sb.sandbox.base import Job
 from sb.sandbox.bwrap import BwrapSandbox
 from sb.sandbox.view import JUDGE_DISTRIBUTIONS, python_view
@@ -140,7 +141,7 @@ def main() -> None:
     rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 7
     slugs = [a for i, a in enumerate(args) if not a.startswith("--") and (i == 0 or args[i - 1] != "--rounds")]
     slugs = slugs or ["softmax_stability", "chunked_batchnorm_backward"]
-    tasks, runner = load_tasks(), old_runner()
+    tasks, runner = default_session().tasks(), old_runner()
     print(f"median wall seconds per grading of the reference, {rounds} rounds, interleaved")
     print(f"{'task':28} {'bare':>7} {'1 proc':>7} {'2p cold':>8} {'2p warm':>8} {'warm-bare':>10} {'warm-cold':>10}"
           f" {'sb grade':>9} {'grade/bare':>11}")

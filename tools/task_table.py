@@ -14,8 +14,10 @@ START, END = "<!-- task-table:start -->", "<!-- task-table:end -->"
 
 
 def table() -> str:
-    from sb.catalog import load_tasks, task_row
-    rows = [task_row(t) for t in load_tasks().values() if not t.meta.holdout]  # a holdout task is never listed
+    from sb.catalog import task_row
+    from sb.session import default_session
+    tasks = default_session().tasks().values()
+    rows = [task_row(t) for t in tasks if not t.meta.holdout]  # a holdout task is never listed
     rows.sort(key=lambda r: ({"ml": 0, "coding": 1, "production": 2}[r["suite"]], r["tier"] != "laptop", r["slug"]))
     lines = ["| task | suite | category | tier | difficulty | set | probes |", "|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -33,9 +33,10 @@ def llama_url(tiny_llama_path, tmp_path_factory):  # noqa: F811 - the fixture im
 @pytest.mark.integration
 def test_a_sweep_against_llama_cpp_grades_nonsense_with_server_token_counts(llama_url, fixture_task, tmp_path):
     from sb.models.base import ModelOptions, resolve_model
+    from sb.session import default_session
     from sb.run import Sweep, run_draws
     from sb.sandbox.plain import PlainSandbox
-    adapter, model = resolve_model(f"openai-compatible:{MODEL_NAME}")
+    adapter, model = resolve_model(f"openai-compatible:{MODEL_NAME}", default_session().pm)
     settings = {"temperature": 1.5, "seed": 2, "max_tokens": 1024}
     options = ModelOptions(base_url=llama_url, settings=settings, timeout_s=300)
     sweep = Sweep([fixture_task], adapter, model, PlainSandbox(), options, tmp_path / "results", jobs=1)

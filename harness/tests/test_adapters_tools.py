@@ -19,7 +19,7 @@ from datetime import date
 import pytest
 
 from scripted_llm_server import Call, Failure, Scripted, ScriptedServer
-from sb.catalog import load_tasks
+from sb.session import default_session
 from sb.models import prices
 from sb.models.anthropic import AnthropicAdapter
 from sb.models.base import ModelOptions
@@ -85,7 +85,8 @@ class Client:
 
     def loop(self, steps: list, settings: dict | None = None) -> dict:
         with ScriptedServer(list(steps)) as self.server:  # the server consumes its list
-            sweep = Sweep([load_tasks()["tools"]], self.adapter, self.model, PlainSandbox(), self.options(settings),
+            tools = default_session().tasks()["tools"]
+            sweep = Sweep([tools], self.adapter, self.model, PlainSandbox(), self.options(settings),
                           self.tmp_path / "results", jobs=1, concurrency=1)
             (doc, _), = run_draws(sweep)
         return doc["tasks"][0]
@@ -94,7 +95,8 @@ class Client:
         workdir = self.tmp_path / f"work{len(list(self.tmp_path.iterdir()))}"
         workdir.mkdir()
         with ScriptedServer(list(steps)) as self.server:  # the server consumes its list
-            attempt = drive_tool_loop(self.adapter, self.model, load_tasks()["tools"], workdir, self.options(settings))
+            tools = default_session().tasks()["tools"]
+            attempt = drive_tool_loop(self.adapter, self.model, tools, workdir, self.options(settings))
         return attempt, json.loads((workdir / "transcript.json").read_text())
 
     @property
@@ -159,7 +161,7 @@ def test_the_loop_speaks_the_native_tool_interface_and_sends_no_knob(client):
     attempt, transcript = client.drive(right_loop())
     assert attempt.status is None and transcript["final_answer"] == ANSWER
     first, second, third = client.bodies[:3]
-    assert first["messages"] == [{"role": "user", "content": load_tasks()["tools"].prompt}]
+    assert first["messages"] == [{"role": "user", "content": default_session().tasks()["tools"].prompt}]
     assert "system" not in first and "tool_choice" not in first and "response_format" not in first
     knobs = ("temperature", "top_p", "thinking", "output_config", "reasoning_effort", "max_completion_tokens", "seed")
     assert not [knob for knob in knobs if knob in first]

@@ -373,8 +373,9 @@ def test_the_task_reference_cannot_be_read_from_its_package(fixture_task, bwrap_
 
 def test_installed_task_packages_and_the_harness_are_invisible(fixture_task, bwrap_sandbox, expected):
     from importlib import resources
-    from sb.catalog import load_tasks
-    folders = sorted({str(resources.files(t.package)) for t in load_tasks().values()} | {str(Path(__file__).parent)})
+    from sb.session import default_session
+    tasks = default_session().tasks().values()
+    folders = sorted({str(resources.files(t.package)) for t in tasks} | {str(Path(__file__).parent)})
     assert len(folders) > 1, "no installed task package to hide: install the workspace first"
     source = (f"import importlib, os\nvisible = [f for f in {folders!r} if os.path.exists(f)]\n"
               "for name in ('sb', 'sb_task_softmax_stability', 'pluggy', 'yaml', 'click'):\n"

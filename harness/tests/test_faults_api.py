@@ -26,7 +26,7 @@ from email.utils import format_datetime
 import pytest
 
 from scripted_llm_server import Call, Failure, Raw, Scripted, ScriptedServer, Stall, Trickle
-from sb.catalog import load_tasks
+from sb.session import default_session
 from sb.models import deadline, reply_body, retry
 from sb.models.anthropic import AnthropicAdapter
 from sb.models.base import ModelOptions
@@ -432,7 +432,7 @@ def test_retries_and_their_waits_fit_inside_the_one_deadline(tmp_path, fixture_t
 
 @functools.lru_cache(maxsize=1)
 def tools_task():
-    return load_tasks()["tools"]  # the catalog takes a fifth of a second to load: once here
+    return default_session().tasks()["tools"]  # the catalog takes a fifth of a second to load: once here
 
 
 def drive(client, steps: list, timeout_s: float = 10.0, settings: dict | None = None):

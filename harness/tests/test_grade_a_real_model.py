@@ -51,13 +51,14 @@ def test_the_served_model_command_of_the_readme_grades_against_a_local_server(tm
 
 def test_every_model_the_section_names_is_routed_by_an_installed_adapter():
     from sb.models.base import resolve_model
+    from sb.session import default_session
     for command in readme_commands():
         argv = shlex.split(command)
         if argv[:2] != [".venv/bin/sb", "run"]:
             assert argv in (["make", "install-sdk"],) or argv[0] == "export", argv
             continue
         model = argv[argv.index("--model") + 1]
-        adapter, _ = resolve_model(model)   # raises where no installed adapter takes the name
+        adapter, _ = resolve_model(model, default_session().pm)   # raises where no installed adapter takes the name
         assert adapter.installed(), model
 
 

@@ -71,8 +71,8 @@ def test_a_right_solution_calling_the_judges_database_from_a_thread_of_its_own_p
     """Such a call is served on a judge thread of its own (the wire's conversations), so a
     judge-side object tied to the thread that made it (sqlite3's default check_same_thread)
     failed every one: a right solution graded failed (found by a red team)."""
-    from sb.catalog import load_tasks
-    task = load_tasks()[slug]
+    from sb.session import default_session
+    task = default_session().tasks()[slug]
     threaded = {**task.reference_files, module: task.reference_files[module] + THREADED.format(name=function).encode()}
     outcome = grade(task, threaded, bwrap_sandbox, expected_ids(task, bwrap_sandbox))
     assert outcome.status == Status.PASSED, outcome.detail

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import types
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +77,36 @@ def test_default_plugins_are_modules_with_hooks():
     for name in DEFAULT_PLUGINS:
         module = importlib.import_module(name)
         assert any(callable(getattr(module, attr, None)) for attr in dir(module) if attr.startswith("register_"))
+
+
+HARNESS_SOURCE = Path(__file__).resolve().parents[1] / "src" / "sb"
+
+
+def _modules_saying(text: str, allowed: set) -> list:
+    return sorted(str(p.relative_to(HARNESS_SOURCE)) for p in HARNESS_SOURCE.rglob("*.py")
+                  if "__pycache__" not in p.parts and text in p.read_text() and p.name not in allowed)
+
+
+def test_only_a_session_loads_plugins():
+    """One object owns a command's plugins (sb.session.Session): every other module is
+    handed its manager, so nothing else calls load_plugins()."""
+    assert _modules_saying("load_plugins()", {"plugins.py", "session.py"}) == []
+
+
+def test_one_module_turns_a_graded_reference_into_ids_or_a_status():
+    """sb.grading.expected alone builds ReferenceIds and writes the ids' cache (settle,
+    from_cache): sb grade, sb.api, validate and every sweep go through it."""
+    assert _modules_saying("ReferenceIds(", {"expected.py"}) == []
+    assert _modules_saying("import record", {"expected.py"}) == []
+    assert _modules_saying("reference_failure(", {"expected.py"}) == []
+
+
+def test_a_session_reads_the_task_packages_once(monkeypatch):
+    from sb import catalog
+    from sb.session import Session
+    calls = []
+    real = catalog.load_tasks
+    monkeypatch.setattr(catalog, "load_tasks", lambda pm, broken=None: calls.append(1) or real(pm, broken))
+    session = Session()
+    assert session.tasks() is session.tasks() and "softmax_stability" in session.tasks()
+    assert calls == [1]

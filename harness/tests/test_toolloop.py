@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sb.catalog import load_tasks
+from sb.session import default_session
 from sb.models.base import ModelAdapter, ModelOptions, ToolSession
 from sb.outcome import Status
 from sb.run import Sweep, run_draws
@@ -37,7 +37,7 @@ class ScriptAdapter(ModelAdapter):
 
 
 def test_bad_calls_get_error_results_and_the_loop_goes_on(tmp_path):
-    task = load_tasks()["tools"]
+    task = default_session().tasks()["tools"]
     adapter = ScriptAdapter([
         ModelTurn(calls=[ToolCall("a", "no_such_tool", {}), ToolCall("b", "get_stock", "not json")],
                   usage={"input": 10, "output": 3}),
@@ -52,7 +52,7 @@ def test_bad_calls_get_error_results_and_the_loop_goes_on(tmp_path):
 
 
 def test_the_loop_stops_at_its_bound(tmp_path):
-    task = load_tasks()["tools"]
+    task = default_session().tasks()["tools"]
     forever = [ModelTurn(calls=[ToolCall(str(i), "list_warehouses", {"region": "north"})]) for i in range(50)]
     drive_tool_loop(ScriptAdapter(forever), "m", task, tmp_path, ModelOptions())
     transcript = json.loads((tmp_path / "transcript.json").read_text())
@@ -60,7 +60,7 @@ def test_the_loop_stops_at_its_bound(tmp_path):
 
 
 def test_truncated_turn_is_no_evidence(tmp_path):
-    task = load_tasks()["tools"]
+    task = default_session().tasks()["tools"]
     attempt = drive_tool_loop(ScriptAdapter([ModelTurn(truncated=True)]), "m", task, tmp_path, ModelOptions())
     assert attempt.status == Status.TRUNCATED
 
@@ -74,7 +74,7 @@ def test_an_adapter_without_tool_support_is_adapter_error(tmp_path, plain_sandbo
             from sb.models.base import Attempt
             return Attempt()
 
-    sweep = Sweep([load_tasks()["tools"]], FilesOnly(), "m", plain_sandbox, results_dir=tmp_path)
+    sweep = Sweep([default_session().tasks()["tools"]], FilesOnly(), "m", plain_sandbox, results_dir=tmp_path)
     ((doc, _),) = run_draws(sweep)
     assert doc["tasks"][0]["status"] == "adapter_error"
 
@@ -96,7 +96,7 @@ class Failing(Scripted):
 def test_an_api_error_mid_loop_is_adapter_error_with_usage_cost_and_retries_so_far(tmp_path):
     from datetime import date
     from sb.models import prices
-    task = load_tasks()["tools"]
+    task = default_session().tasks()["tools"]
     adapter = ScriptAdapter([])
     adapter.session = Failing([ModelTurn(calls=[ToolCall("c1", "list_warehouses", {"region": "north"})],
                                          usage={"input": 1000, "output": 50}, model="claude-haiku-4-5-20251001")])
@@ -111,7 +111,7 @@ def test_an_api_error_mid_loop_is_adapter_error_with_usage_cost_and_retries_so_f
 
 
 def test_an_api_session_naming_another_model_ends_the_loop(tmp_path):
-    task = load_tasks()["tools"]
+    task = default_session().tasks()["tools"]
     adapter = ScriptAdapter([])
     adapter.session = Failing([ModelTurn(text="ANSWER: 1.00", usage={"input": 5, "output": 1}, model="other-model")])
     attempt = drive_tool_loop(adapter, "claude-haiku-4-5", task, tmp_path, ModelOptions())
@@ -124,7 +124,7 @@ def test_a_crashing_session_is_adapter_error_not_a_dead_sweep(tmp_path):
         def step(self, results):
             raise KeyError("choices")
 
-    task = load_tasks()["tools"]
+    task = default_session().tasks()["tools"]
     adapter = ScriptAdapter([])
     adapter.session = Crashing()
     attempt = drive_tool_loop(adapter, "m", task, tmp_path, ModelOptions())
@@ -134,7 +134,7 @@ def test_a_crashing_session_is_adapter_error_not_a_dead_sweep(tmp_path):
 
 def test_the_cmd_adapter_cannot_drive_a_tool_loop(tmp_path, plain_sandbox):
     from sb.models.cmd import CommandAdapter
-    sweep = Sweep([load_tasks()["tools"]], CommandAdapter(), "true", plain_sandbox, results_dir=tmp_path)
+    sweep = Sweep([default_session().tasks()["tools"]], CommandAdapter(), "true", plain_sandbox, results_dir=tmp_path)
     ((doc, _),) = run_draws(sweep)
     entry = doc["tasks"][0]
     assert (entry["status"], entry["detail"]) == ("adapter_error", "adapter 'cmd' cannot drive tool loops")

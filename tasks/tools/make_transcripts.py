@@ -8,7 +8,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from sb.catalog import load_tasks
+from sb.session import default_session
 from sb.models.base import ModelOptions
 from sb.mutant_patch import make_patch
 from sb.toolloop import ModelTurn, ToolCall, drive_tool_loop
@@ -200,7 +200,7 @@ class _Adapter:
 
 
 def transcript_of(agent_class) -> bytes:
-    task = load_tasks()["tools"]
+    task = default_session().tasks()["tools"]
     with tempfile.TemporaryDirectory() as tmp:
         drive_tool_loop(_Adapter(agent_class), "scripted", task, Path(tmp), ModelOptions())
         return (Path(tmp) / "transcript.json").read_bytes()

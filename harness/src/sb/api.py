@@ -22,12 +22,11 @@ from sb.task import Task
 
 def find_tasks(slugs=None, suite: str | None = None, tier: str = "all", set_name: str | None = None) -> list:
     """The installed tasks named (an unknown slug raises SbError), else those matching the filters."""
-    from sb.catalog import load_tasks, select_tasks
-    from sb.plugins import load_plugins
-    broken: dict = {}
-    tasks = load_tasks(load_plugins(), broken=broken)
-    return select_tasks(tasks, slugs=list(slugs) if slugs else None, suite=suite, tier=tier, set_name=set_name,
-                        broken=broken)
+    from sb.catalog import select_tasks
+    from sb.session import default_session
+    session = default_session()
+    return select_tasks(session.tasks(), slugs=list(slugs) if slugs else None, suite=suite, tier=tier,
+                        set_name=set_name, broken=session.broken)
 
 
 def solver_messages(task: Task) -> list:
@@ -77,8 +76,8 @@ def parse_reply(task: Task, text: str) -> ParsedReply:
 def choose_sandbox(isolation: str | None = None) -> Sandbox:
     """The sandbox named (default bwrap; "none" only for trusted code), or SbError with the
     one-line reason it cannot run here: check it once before asking any model."""
-    from sb.sandbox.base import choose_sandbox as choose
-    return choose(isolation)
+    from sb.session import default_session
+    return default_session().sandbox(isolation)
 
 
 def precheck(task: Task, isolation: str | Sandbox | None = None) -> Outcome | None:

@@ -8,11 +8,10 @@ from sb.task import Task
 TIER_CHOICES = ("laptop", "accelerated", "all")
 
 
-def load_tasks(pm=None, broken: dict | None = None) -> dict:
+def load_tasks(pm, broken: dict | None = None) -> dict:
     """slug -> Task from every register_tasks implementation (a duplicate slug raises). A
     malformed package is left out; `broken`, when given, receives its name and why."""
-    from sb.plugins import broken_plugins, collect, load_plugins
-    pm = pm or load_plugins()
+    from sb.plugins import broken_plugins, collect
     entry_point_names = set(pm.entry_point_names)
     registry = collect(pm, "register_tasks", "task", lambda task: task.slug,
                        check=lambda name, task: _slug_matches_entry_point(name, task, entry_point_names))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sb.grading import ALLOWED_EXCEPTIONS_FOR_STARTER, decide, execute, grade, precheck, starter_exceptions
-from sb.grading.expected import record as record_reference
+from sb.grading.expected import settle
 from sb.outcome import Outcome, Status
 
 
@@ -58,13 +58,13 @@ def validate_task(task, sandbox, leaderboard=None) -> Validation:
         verdict = "skipped" if early.status == Status.MISSING_DEPS else "unchecked"
         return Validation(task.slug, verdict, early.detail)
     reference = grade(task, task.reference_files, sandbox)
-    if not reference.passed:
+    ids = settle(task, reference).ids
+    if ids is None:
         return Validation(task.slug, "broken", f"reference: {reference.summary()}", reference)
-    record_reference(task, reference)
-    starter, problem = _grade_starter(task, sandbox, reference.test_ids)
+    starter, problem = _grade_starter(task, sandbox, ids)
     if problem:
         return Validation(task.slug, "broken", f"starter: {problem}", reference, starter)
-    problem = contract_problem(task, reference.test_ids) or version_problem(task, leaderboard)
+    problem = contract_problem(task, ids) or version_problem(task, leaderboard)
     if problem:
         return Validation(task.slug, "broken", problem, reference, starter)
     return Validation(task.slug, "ok", "", reference, starter)
@@ -97,8 +97,8 @@ def _validation_of(task, result: dict, leaderboard) -> Validation:
     observed = worker_observed(task, reference.probed_tests) if reference is not None else ()
     found = Validation(task.slug, data["verdict"], data["reason"], reference, starter,
                        tuple(c for c in task.contract if c.trusted), observed)
-    if reference is not None and reference.passed:
-        record_reference(task, reference)  # the driver's cache too, when a worker elsewhere graded it
+    if reference is not None:
+        settle(task, reference)  # the driver's cache too, when a node elsewhere graded it
     problem = version_problem(task, leaderboard) if found.verdict == "ok" else ""
     return Validation(task.slug, "broken", problem, reference, starter) if problem else found
 

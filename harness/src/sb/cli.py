@@ -30,10 +30,14 @@ def cli():
 
 
 @functools.lru_cache(maxsize=1)
+def _session():
+    """The command's one Session (its plugins, its tasks): built on first use, shared after."""
+    from sb.session import Session
+    return Session()
+
+
 def _pm():
-    """The command's one plugin manager: built on first use, shared by everything after."""
-    from sb.plugins import load_plugins
-    return load_plugins()
+    return _session().pm
 
 
 def _emit_json(data) -> None:
@@ -42,10 +46,9 @@ def _emit_json(data) -> None:
 
 def _tasks(slugs=None, suite=None, tier="all", set_name=None) -> list:
     """The chosen tasks; each broken task package is one warning line, never a blocker."""
-    from sb.catalog import load_tasks, select_tasks
+    from sb.catalog import select_tasks
     from sb.report.terminal import print_warning
-    broken: dict = {}
-    tasks = load_tasks(_pm(), broken=broken)
+    tasks, broken = _session().tasks(), _session().broken
     for name, reason in sorted(broken.items()):
         if not slugs or name not in slugs:
             print_warning(f"skipped a broken package: {reason}")
@@ -54,11 +57,7 @@ def _tasks(slugs=None, suite=None, tier="all", set_name=None) -> list:
 
 def _sandbox(name: str | None, trusted: bool):
     """The named sandbox; unnamed: bwrap, or for trusted code only, none when bwrap cannot run."""
-    from sb.sandbox import available_sandboxes, choose_sandbox
-    if name is None and trusted and "bwrap" in (sbs := available_sandboxes(_pm())) and \
-            sbs["bwrap"].unavailable_reason():
-        name = "none"
-    return choose_sandbox(name, _pm())
+    return _session().sandbox(name, trusted)
 
 
 @cli.command("list")
@@ -619,7 +618,7 @@ def main(argv=None) -> None:
     from sb.report.terminal import guard_stdout
     interrupt.install()
     guard_stdout()
-    _pm.cache_clear()  # one manager per command, also when main() is called again in one process
+    _session.cache_clear()  # one session per command, also when main() is called again in one process
     try:
         cli.main(args=argv, prog_name="sb", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -104,11 +104,11 @@ class References:
             return self.futures[task.slug]
 
     def _resolve(self, task) -> Future:
-        from sb.grading.expected import ReferenceIds, cached_ids
-        ids = cached_ids(task)
-        if ids is not None:
+        from sb.grading.expected import from_cache
+        cached = from_cache(task)
+        if cached is not None:
             self.from_cache += 1
-            return resolved(ReferenceIds(ids))
+            return resolved(cached)
         self.graded += 1
         files = {name: data for name, data in task.reference_files.items() if name in task.starter_files}
         work_future = self.executor.grading(task, files, None)

@@ -1,6 +1,7 @@
 """The plugin manager: built-ins and installed packages, loaded on demand.
 
-Nothing registers at import time. `load_plugins()` builds a fresh manager each call (tests
+Nothing registers at import time. `load_plugins()` builds a fresh manager each call; a
+command's `sb.session.Session` calls it once and hands its manager to everything else (tests
 get their own), registers DEFAULT_PLUGINS, then every entry point of the group `sb`. Set
 SB_LOAD_PLUGINS to a comma-separated list of entry-point names to load only those
 (an empty value loads none beyond the built-ins).
@@ -113,13 +114,13 @@ class Registry:
         self.sources[name] = source
 
 
-def choose(pm: PluginManager | None, hook_name: str, kind: str, name: str | None, default: str,
+def choose(pm: PluginManager, hook_name: str, kind: str, name: str | None, default: str,
            label: str | None = None, hint: str = ""):
     """The registered class called `name` (or `default`) of a kind whose classes say why
     they cannot run (`unavailable_reason()`: sandboxes, executors), or the one-line SbError
     a user sees for an unknown or unusable one: `label` is what the user called it (the
     option's word, e.g. isolation), `hint` is added to the second."""
-    classes = collect(pm or load_plugins(), hook_name, kind, lambda cls: cls.name).items
+    classes = collect(pm, hook_name, kind, lambda cls: cls.name).items
     label, chosen = label or kind, name or default
     if chosen not in classes:
         raise SbError(f"unknown {label} {chosen!r}; choose one of: {', '.join(sorted(classes))}")

@@ -41,11 +41,11 @@ class Reporter(ABC):
 
 
 def _registry(pm):
-    from sb.plugins import collect, load_plugins
-    return collect(pm or load_plugins(), "register_reporters", "reporter", lambda r: r.name).items
+    from sb.plugins import collect
+    return collect(pm, "register_reporters", "reporter", lambda r: r.name).items
 
 
-def chosen_reporters(specs, pm=None) -> dict:
+def chosen_reporters(specs, pm) -> dict:
     """name -> reporter: every one that is not opt-in, and those `specs` ("NAME" or
     "NAME:ARG") name, configured. An unknown name is an SbError listing the known ones."""
     registry = _registry(pm)
@@ -58,7 +58,7 @@ def chosen_reporters(specs, pm=None) -> dict:
     return chosen
 
 
-def notify_reporters(runs: list, pm=None, chosen: dict | None = None, on_written=None) -> list:
+def notify_reporters(runs: list, pm, chosen: dict | None = None, on_written=None) -> list:
     """Call reporter.report(doc, path) for every (doc, path) and every chosen reporter (by
     default those that are not opt-in); return warnings, never raise. `on_written(name,
     path)` hears of each file a reporter says it wrote."""

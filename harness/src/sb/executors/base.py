@@ -262,13 +262,12 @@ def resolved(value) -> Future:
     return future
 
 
-def available_executors(pm=None) -> dict:
-    from sb.plugins import collect, load_plugins
-    pm = pm or load_plugins()
+def available_executors(pm) -> dict:
+    from sb.plugins import collect
     return collect(pm, "register_executors", "executor", lambda cls: cls.name).items
 
 
-def choose_executor(name: str | None, pm=None, jobs: int = 1, address: str | None = None) -> Executor:
+def choose_executor(name: str | None, pm, jobs: int = 1, address: str | None = None) -> Executor:
     """The executor named (default: local), refusing with a one-line reason if unusable."""
     from sb.plugins import choose
     return choose(pm, "register_executors", "executor", name, "local")(jobs=jobs, address=address)

@@ -171,17 +171,16 @@ def grade_on_node(text: str) -> str:
     return json.dumps(perform(work, _installed_tasks().get(work.slug), _sandbox(work.isolation), node))
 
 
-@lru_cache(maxsize=1)
 def _installed_tasks() -> dict:
-    from sb.catalog import load_tasks
-    return load_tasks()
+    from sb.session import default_session
+    return default_session().tasks()
 
 
 @lru_cache(maxsize=4)
 def _sandbox(name: str):
-    from sb.sandbox import choose_sandbox
+    from sb.session import default_session
     try:
-        return choose_sandbox(name)
+        return default_session().sandbox(name)
     except SbError:
         return None  # perform() refuses: the isolation cannot run on this node
 

@@ -58,11 +58,17 @@ def cached_ids(task) -> list | None:
     return _read(_entry_path(task), task)
 
 
+def from_cache(task) -> ReferenceIds | None:
+    """The cached ids as a ReferenceIds, or None when none are cached for this task."""
+    ids = cached_ids(task)
+    return None if ids is None else ReferenceIds(ids)
+
+
 def reference_ids(task, sandbox, use_cache: bool = True) -> ReferenceIds:
     """The ids from the cache, or from grading the reference now (and caching them)."""
-    cached = cached_ids(task) if use_cache else None
+    cached = from_cache(task) if use_cache else None
     if cached is not None:
-        return ReferenceIds(cached)
+        return cached
     from sb.grading import grade
     return settle(task, grade(task, task.reference_files, sandbox))
 

@@ -107,13 +107,12 @@ class ModelAdapter(ABC):
         raise SbError(f"the {self.name} adapter cannot drive tool loops")
 
 
-def registered_adapters(pm=None) -> dict:
-    from sb.plugins import collect, load_plugins
-    pm = pm or load_plugins()
+def registered_adapters(pm) -> dict:
+    from sb.plugins import collect
     return collect(pm, "register_models", "model adapter", lambda a: a.name).items
 
 
-def resolve_model(name: str, pm=None) -> tuple[ModelAdapter, str]:
+def resolve_model(name: str, pm) -> tuple[ModelAdapter, str]:
     """(adapter, model id) for a user's --model value; SbError when none or several claim it."""
     adapters = registered_adapters(pm)
     prefix, sep, rest = name.partition(":")

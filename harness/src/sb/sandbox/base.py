@@ -91,13 +91,12 @@ class Sandbox(ABC):
         """Run `job` to completion or its time limit; never raises for what the command does."""
 
 
-def available_sandboxes(pm=None) -> dict:
-    from sb.plugins import collect, load_plugins
-    pm = pm or load_plugins()
+def available_sandboxes(pm) -> dict:
+    from sb.plugins import collect
     return collect(pm, "register_sandboxes", "sandbox", lambda cls: cls.name).items
 
 
-def choose_sandbox(name: str | None, pm=None) -> Sandbox:
+def choose_sandbox(name: str | None, pm) -> Sandbox:
     """The sandbox named (or the default: bwrap), refusing with a one-line reason if unusable."""
     from sb.plugins import choose
     hint = " (pass --isolation none to grade without isolation, at your own risk)" if name != "none" else ""

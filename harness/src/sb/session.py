@@ -1,0 +1,54 @@
+"""The one object a command owns: its plugins, loaded once, and what is read from them.
+
+The CLI builds one Session per command; `sb.api`, the Inspect integration and a Ray node
+share `default_session()`, one per process. Everything that needs a registry (tasks,
+adapters, sandboxes, executors, reporters) is handed the session's plugin manager, so no
+other code loads plugins, and a command reads every task package once.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+
+from sb.plugins import PluginManager, load_plugins
+
+
+class Session:
+    """The plugins of one command and the installed tasks, read once each."""
+
+    def __init__(self, pm: PluginManager | None = None):
+        self.pm = pm if pm is not None else load_plugins()
+        self._lock = threading.Lock()
+        self._tasks: dict | None = None
+        self._broken: dict = {}
+
+    def tasks(self) -> dict:
+        """slug -> Task for every installed task package (a malformed one is in `broken`)."""
+        with self._lock:
+            if self._tasks is None:
+                from sb.catalog import load_tasks
+                self._tasks = load_tasks(self.pm, broken=self._broken)
+            return self._tasks
+
+    @property
+    def broken(self) -> dict:
+        """package name -> why it could not be loaded, once `tasks()` has read them."""
+        self.tasks()
+        return dict(self._broken)
+
+    def sandbox(self, name: str | None, trusted: bool = False):
+        """The named sandbox. Unnamed: bwrap, or for trusted code only (the reference, the
+        starter), none when bwrap cannot run here. An unusable one is a one-line SbError."""
+        from sb.sandbox.base import available_sandboxes, choose_sandbox
+        if name is None and trusted:
+            sandboxes = available_sandboxes(self.pm)
+            if "bwrap" in sandboxes and sandboxes["bwrap"].unavailable_reason():
+                name = "none"
+        return choose_sandbox(name, self.pm)
+
+
+@lru_cache(maxsize=1)
+def default_session() -> Session:
+    """The process's session, for callers with no command of their own (sb.api, Inspect, a node)."""
+    return Session()
