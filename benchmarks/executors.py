@@ -46,7 +46,7 @@ class Timed:
             else:
                 self.answers += 1
         future = self.inner_submit(work)
-        future.add_done_callback(lambda f: self.worker_s.append(f.result().get("worker_s") or 0.0))
+        future.add_done_callback(lambda f: self.worker_s.append(f.result().get("node_s") or 0.0))
         return future
 
 

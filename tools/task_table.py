@@ -15,8 +15,8 @@ START, END = "<!-- task-table:start -->", "<!-- task-table:end -->"
 
 def table() -> str:
     from sb.catalog import task_row
-    from sb.session import default_session
-    tasks = default_session().tasks().values()
+    from sb.session import Session
+    tasks = Session().tasks().values()
     rows = [task_row(t) for t in tasks if not t.meta.holdout]  # a holdout task is never listed
     rows.sort(key=lambda r: ({"ml": 0, "coding": 1, "production": 2}[r["suite"]], r["tier"] != "laptop", r["slug"]))
     lines = ["| task | suite | category | tier | difficulty | set | probes |", "|---|---|---|---|---|---|---|"]

@@ -19,6 +19,14 @@ def _private_cache(tmp_path_factory):
     os.environ["SB_CACHE_DIR"] = str(tmp_path_factory.mktemp("sb-cache"))
 
 
+@pytest.fixture(autouse=True)
+def _a_session_per_test(monkeypatch):
+    """Each test gets the session its own environment builds, on first use, as a command in
+    a fresh process would: one test's SB_LOAD_PLUGINS or fixture plugin never reaches the next."""
+    from sb import session
+    monkeypatch.setattr(session, "_default", None)
+
+
 @pytest.fixture
 def pm():
     from sb.plugins import load_plugins

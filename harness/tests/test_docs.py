@@ -141,3 +141,6 @@ def test_the_architecture_map_names_every_module_of_the_harness():
         if not found:
             missing.append("/".join(parts))
     assert not missing, f"not in docs/architecture.md's map: {missing}"
+    stale = [name for name in re.findall(r"^ {2,4}(\S+\.py)\b", block, flags=re.M)
+             if not list(root.rglob(name))]
+    assert not stale, f"in docs/architecture.md's map but not in the tree: {stale}"

@@ -119,7 +119,8 @@ def test_a_reference_without_evidence_keeps_its_status_in_every_path(fixture_tas
     from sb.api import grade_files
     from sb.grading.expected import reference_ids
     from sb.run import run_draws
-    assert reference_ids(fixture_task, NoJudgeSandbox()).failure.status == Status.HARNESS_ERROR
+    failure = reference_ids(fixture_task, NoJudgeSandbox()).failure
+    assert failure.status == Status.HARNESS_ERROR and "the task's reference could not be graded here" in failure.detail
     assert grade_files(fixture_task, GOOD, NoJudgeSandbox()).status == Status.HARNESS_ERROR
     ((doc, _),) = run_draws(sweep_of(fixture_task, NoJudgeSandbox(), tmp_path), executor=FakeExecutor())
     assert [entry["status"] for entry in doc["tasks"]] == ["harness_error"]

@@ -110,3 +110,29 @@ def test_a_session_reads_the_task_packages_once(monkeypatch):
     session = Session()
     assert session.tasks() is session.tasks() and "softmax_stability" in session.tasks()
     assert calls == [1]
+
+
+def test_the_cli_starts_one_session_per_command_that_sb_api_shares(monkeypatch):
+    from sb import cli, session
+    seen = []
+    monkeypatch.setattr(cli, "cli", types.SimpleNamespace(main=lambda **kw: seen.append(session.default_session())))
+    for _ in range(2):
+        try:
+            cli.main(["list"])
+        except SystemExit:
+            pass
+    assert len(seen) == 2 and seen[0] is not seen[1]  # a fresh one per command
+    assert session.default_session() is seen[1]        # which sb.api then uses
+
+
+def test_threads_asking_at_once_share_one_default_session():
+    import threading
+    from sb import session
+    session.start_new_session()
+    found = []
+    threads = [threading.Thread(target=lambda: found.append(session.default_session())) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({id(s) for s in found}) == 1

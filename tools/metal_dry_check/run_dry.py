@@ -81,9 +81,9 @@ def variants(names):
 def generated(order, only=()):
     """cosmic-ray's mutants of the reference (sb.generated), each run here, stopping at the
     first failing test; survivors must be listed in equivalent_mutants.yaml."""
-    from sb.session import default_session
+    from sb.session import Session
     from sb.generated import generate
-    task = default_session().tasks()[PACKAGE.name.removeprefix("sb_task_")]
+    task = Session().tasks()[PACKAGE.name.removeprefix("sb_task_")]
     listed = task.equivalent_mutants
     killed, equivalent, survived = 0, 0, []
     for mutant in generate(task):

@@ -7,7 +7,6 @@ input, always as one line `sb: error: ...` and never a traceback.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import sys
 from pathlib import Path
@@ -29,11 +28,10 @@ def cli():
     """scratchbench: can a model actually implement it? Hidden tests decide."""
 
 
-@functools.lru_cache(maxsize=1)
 def _session():
-    """The command's one Session (its plugins, its tasks): built on first use, shared after."""
-    from sb.session import Session
-    return Session()
+    """The command's one Session (its plugins, its tasks), started by main()."""
+    from sb.session import default_session
+    return default_session()
 
 
 def _pm():
@@ -355,7 +353,7 @@ def grade(slug, directory, isolation, as_json):
     else:
         from sb.report.terminal import print_grade
         print_grade(outcome)
-    sys.exit(1 if outcome.status.value in ("collection_error", "harness_error") else 0)
+    sys.exit(1 if outcome.status.value in ("collection_error", "harness_error", "device_stall") else 0)
 
 
 @cli.command()
@@ -618,7 +616,8 @@ def main(argv=None) -> None:
     from sb.report.terminal import guard_stdout
     interrupt.install()
     guard_stdout()
-    _session.cache_clear()  # one session per command, also when main() is called again in one process
+    from sb.session import start_new_session
+    start_new_session()  # one session per command, also when main() is called again in one process
     try:
         cli.main(args=argv, prog_name="sb", standalone_mode=False)
     except click.exceptions.Exit as exc:

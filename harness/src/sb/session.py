@@ -1,7 +1,8 @@
 """The one object a command owns: its plugins, loaded once, and what is read from them.
 
-The CLI builds one Session per command; `sb.api`, the Inspect integration and a Ray node
-share `default_session()`, one per process. Everything that needs a registry (tasks,
+The CLI starts one Session per command, which is then the process's `default_session()`
+that `sb.api`, the Inspect integration and a Ray node use (built on first use where no
+command runs). Everything that needs a registry (tasks,
 adapters, sandboxes, executors, reporters) is handed the session's plugin manager, so no
 other code loads plugins, and a command reads every task package once.
 """
@@ -9,7 +10,6 @@ other code loads plugins, and a command reads every task package once.
 from __future__ import annotations
 
 import threading
-from functools import lru_cache
 
 from sb.plugins import PluginManager, load_plugins
 
@@ -48,7 +48,24 @@ class Session:
         return choose_sandbox(name, self.pm)
 
 
-@lru_cache(maxsize=1)
+_default: Session | None = None
+_default_lock = threading.Lock()
+
+
 def default_session() -> Session:
-    """The process's session, for callers with no command of their own (sb.api, Inspect, a node)."""
-    return Session()
+    """The process's session: the running command's (the CLI starts a fresh one per command),
+    or one built on first use by callers with no command of their own (sb.api, Inspect, a
+    Ray node), so a process loads its plugins once."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Session()
+        return _default
+
+
+def start_new_session() -> Session:
+    """A fresh session as the process's default: what the CLI does at each command."""
+    global _default
+    with _default_lock:
+        _default = Session()
+        return _default

@@ -87,7 +87,8 @@ def reference_failure(task, reference: Outcome) -> Outcome:
     has one (no device, missing deps, a refused node, a judge that never started), else the
     task is broken here."""
     if not is_evidence(reference.status):
-        return Outcome(task.slug, reference.status, detail=reference.detail)
+        detail = f"the task's reference could not be graded here: {reference.detail or reference.status.value}"
+        return Outcome(task.slug, reference.status, detail=detail)
     return Outcome(task.slug, Status.COLLECTION_ERROR,
                    detail=f"the task's reference does not pass here: {reference.summary()}")
 

@@ -134,7 +134,10 @@ def _installed_tasks() -> dict:
     """Every installed task by slug, read once per process: a log of N entries read every
     task package N times."""
     from sb.api import find_tasks
-    return {task.slug: task for task in find_tasks()}
+    try:
+        return {task.slug: task for task in find_tasks()}
+    except SbError:  # a duplicate slug, say: every prompt is then shown as not installed here
+        return {}
 
 
 def _files_text(entry: dict, files: dict | None) -> str:
