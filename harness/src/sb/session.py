@@ -2,9 +2,9 @@
 
 The CLI starts one Session per command, which is then the process's `default_session()`
 that `sb.api`, the Inspect integration and a Ray node use (built on first use where no
-command runs). Everything that needs a registry (tasks,
-adapters, sandboxes, executors, reporters) is handed the session's plugin manager, so no
-other code loads plugins, and a command reads every task package once.
+command runs). Everything that needs a registry (tasks, adapters, sandboxes, executors,
+reporters) is handed the session's plugin manager, so no other code loads plugins, and a
+command reads every task package once.
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
-from functools import lru_cache
 from pathlib import Path
 
 from sb.errors import SbError
@@ -126,18 +125,12 @@ def _input(entry: dict) -> list:
 
 
 def _installed_task(slug: str):
-    return _installed_tasks().get(slug)
-
-
-@lru_cache(maxsize=1)
-def _installed_tasks() -> dict:
-    """Every installed task by slug, read once per process: a log of N entries read every
-    task package N times."""
-    from sb.api import find_tasks
+    """The installed task, from the session's catalog (read once per command, not per entry)."""
+    from sb.session import default_session
     try:
-        return {task.slug: task for task in find_tasks()}
+        return default_session().tasks().get(slug)
     except SbError:  # a duplicate slug, say: every prompt is then shown as not installed here
-        return {}
+        return None
 
 
 def _files_text(entry: dict, files: dict | None) -> str:
