@@ -18,7 +18,7 @@ def site(monkeypatch, tmp_path):
     monkeypatch.setenv("SB_CACHE_DIR", str(tmp_path / "cache"))
     folder = tmp_path / "site"
     folder.mkdir()
-    monkeypatch.setattr(installed.sys, "path", [str(folder)])
+    monkeypatch.setattr(installed, "import_folders", lambda: [str(folder)])
     return folder
 
 
@@ -61,3 +61,19 @@ def test_the_toolchain_versions_are_kept_the_same_way(monkeypatch, site):
     assert len(count) == 1
     installed.cache_path("versions").write_text('{"numpy": 2}')  # a version that is not a string
     assert toolchain.distributions.__wrapped__() == {"numpy": "2.3.1", "pytest": "9.0"} and len(count) == 2
+
+
+def test_a_sandbox_view_is_kept_the_same_way(monkeypatch, site):
+    """What a grading's sandbox may read is worked out once and read back by the next
+    command; a damaged entry is worked out again."""
+    computed = view.PythonView(readable=("/usr/lib/python3.11", "/venv/numpy"), masked=("/venv",),
+                               search_path=("/venv",))
+    count: list = []
+    monkeypatch.setattr(view, "_computed_view", lambda names, extra: count.append(names) or computed)
+    first = view._kept_view.__wrapped__(("numpy",), ("pytest",))
+    again = view._kept_view.__wrapped__(("numpy",), ("pytest",))  # a fresh command: nothing cached in memory
+    assert first == again == computed and len(count) == 1
+    assert view._kept_view.__wrapped__(("torch",), ("pytest",)) == computed and len(count) == 2  # its own entry
+    for path in installed.cache_path("x").parent.glob("view-*"):
+        path.write_text('{"readable": [1], "masked": [], "search_path": []}')
+    assert view._kept_view.__wrapped__(("numpy",), ("pytest",)) == computed and len(count) == 3

@@ -112,6 +112,19 @@ def test_a_session_reads_the_task_packages_once(monkeypatch):
     assert calls == [1]
 
 
+def test_a_command_naming_one_task_reads_only_its_package(monkeypatch):
+    from sb import catalog
+    from sb.session import Session
+    read = []
+    monkeypatch.setattr(catalog, "_slug_matches_entry_point", lambda name, task, names: read.append(name))
+    session = Session()
+    tasks, broken = session.named(["softmax_stability"])
+    assert list(tasks) == ["softmax_stability"] and broken == {} and read == ["softmax_stability"]
+    assert session.named(["softmax_stability"])[0]["softmax_stability"] is tasks["softmax_stability"]
+    assert read == ["softmax_stability"]  # read once
+    assert "csv" in session.named(["no_such_task"])[0]  # not an entry point: every package is read
+
+
 def test_the_cli_starts_one_session_per_command_that_sb_api_shares(monkeypatch):
     from sb import cli, session
     seen = []

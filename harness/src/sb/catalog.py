@@ -8,13 +8,14 @@ from sb.task import Task
 TIER_CHOICES = ("laptop", "accelerated", "all")
 
 
-def load_tasks(pm, broken: dict | None = None) -> dict:
-    """slug -> Task from every register_tasks implementation (a duplicate slug raises). A
-    malformed package is left out; `broken`, when given, receives its name and why."""
+def load_tasks(pm, broken: dict | None = None, only=None) -> dict:
+    """slug -> Task from every register_tasks implementation (a duplicate slug raises), or
+    from the plugins named in `only`. A malformed package is left out; `broken`, when
+    given, receives its name and why."""
     from sb.plugins import broken_plugins, collect
     entry_point_names = set(pm.entry_point_names)
     registry = collect(pm, "register_tasks", "task", lambda task: task.slug,
-                       check=lambda name, task: _slug_matches_entry_point(name, task, entry_point_names))
+                       check=lambda name, task: _slug_matches_entry_point(name, task, entry_point_names), only=only)
     if broken is not None:
         broken.update(broken_plugins(pm))
     return dict(sorted(registry.items.items()))

@@ -53,6 +53,13 @@ def _tasks(slugs=None, suite=None, tier="all", set_name=None) -> list:
     return select_tasks(tasks, slugs=slugs, suite=suite, tier=tier, set_name=set_name, broken=broken)
 
 
+def _task(slug: str):
+    """The one task a command names; only its package is read."""
+    from sb.catalog import select_tasks
+    tasks, broken = _session().named([slug])
+    return select_tasks(tasks, slugs=[slug], broken=broken)[0]
+
+
 def _sandbox(name: str | None, trusted: bool):
     """The named sandbox; unnamed: bwrap, or for trusted code only, none when bwrap cannot run."""
     return _session().sandbox(name, trusted)
@@ -342,7 +349,7 @@ def grade(slug, directory, isolation, as_json):
     """Grade DIRECTORY as a solver's output for task SLUG."""
     from sb.api import grade_files
     from sb.solver_output import read_solver_output
-    task = _tasks([slug])[0]
+    task = _task(slug)
     sandbox = _sandbox(isolation, trusted=False)
     output = read_solver_output(directory, task.starter_files)
     outcome = output.annotate(grade_files(task, output.files, sandbox))
@@ -367,7 +374,7 @@ def grade(slug, directory, isolation, as_json):
 def export(slug, dest, reference, mutant, with_prompt, as_json):
     """Write the starter (default), the reference or a mutant into DEST."""
     from sb.grading import write_files
-    task = _tasks([slug])[0]
+    task = _task(slug)
     if reference and mutant:
         raise SbError("choose one of --reference and --mutant")
     from sb.inputs import writable_dir
@@ -403,7 +410,7 @@ def diff_cmd(slug, directory, description, reason, as_json):
     """
     from sb.mutant_patch import PatchError, make_patch
     from sb.solver_output import read_solver_output
-    task = _tasks([slug])[0]
+    task = _task(slug)
     output = read_solver_output(directory, task.starter_files)
     if output.problems:
         raise SbError(f"{directory}: {'; '.join(output.problems)}")

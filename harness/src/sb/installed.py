@@ -1,9 +1,10 @@
 """Facts read from every installed distribution's metadata, kept on disk between commands.
 
 Reading them parses the metadata of every distribution (about a second each time, on a
-checkout with every task installed), and a fresh `sb grade` needs two of them: which
-distributions provide an import name (the sandbox's allow-list) and every distribution's
-version (the toolchain fingerprint). They change only when something is installed or
+checkout with every task installed), and a fresh `sb grade` needs three of them: which
+distributions provide an import name, what a sandboxed process may read (the view of
+sb/sandbox/view.py, built from those and the distributions' file lists) and every
+distribution's version (the toolchain fingerprint). They change only when something is installed or
 removed, which changes the listing, and so the modification time, of a folder on
 sys.path: the cache key is those folders and their times, beside the interpreter. The
 cache lives where the reference ids' does (`sb.grading.expected.cache_dir`); a missing, damaged
@@ -40,9 +41,14 @@ def cached(name: str, compute: Callable[[], dict], valid: Callable[[dict], bool]
 
 def cache_path(name: str) -> Path:
     from sb.grading.expected import cache_dir
-    stamp = [sys.executable, *(f"{p}\0{os.stat(p).st_mtime_ns}" for p in sys.path if p and os.path.isdir(p))]
+    stamp = [sys.executable, *(f"{p}\0{os.stat(p).st_mtime_ns}" for p in import_folders())]
     key = hashlib.sha256("\n".join(stamp).encode()).hexdigest()[:24]
     return cache_dir() / "installed" / f"{name}-{key}.json"
+
+
+def import_folders() -> list[str]:
+    """The folders on sys.path: what an install or removal changes."""
+    return [p for p in sys.path if p and os.path.isdir(p)]
 
 
 def strings_to_strings(found: dict) -> bool:

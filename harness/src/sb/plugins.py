@@ -130,13 +130,16 @@ def choose(pm: PluginManager, hook_name: str, kind: str, name: str | None, defau
     return classes[chosen]
 
 
-def collect(pm: PluginManager, hook_name: str, kind: str, name_of, check=None) -> Registry:
+def collect(pm: PluginManager, hook_name: str, kind: str, name_of, check=None, only=None) -> Registry:
     """Call one register_* hook plugin by plugin, so each registration knows its source. A
     plugin whose hook raises (a malformed task package) is set aside in `broken_plugins`
-    and the others are still collected; `check(plugin_name, item)` may refuse an item."""
+    and the others are still collected; `check(plugin_name, item)` may refuse an item.
+    `only`: the names of the plugins to call (default: all)."""
     registry = Registry(kind)
     for impl in getattr(pm.hook, hook_name).get_hookimpls():
         source, name = plugin_source(pm, impl.plugin), impl.plugin_name
+        if only is not None and name not in only:
+            continue
         found: list = []
         try:
             impl.function(register=found.append)

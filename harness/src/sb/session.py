@@ -21,6 +21,7 @@ class Session:
         self.pm = pm if pm is not None else load_plugins()
         self._lock = threading.Lock()
         self._tasks: dict | None = None
+        self._some: dict = {}  # the tasks read one by one (`named`) while not all were read
         self._broken: dict = {}
 
     def tasks(self) -> dict:
@@ -30,6 +31,20 @@ class Session:
                 from sb.catalog import load_tasks
                 self._tasks = load_tasks(self.pm, broken=self._broken)
             return self._tasks
+
+    def named(self, slugs) -> tuple[dict, dict]:
+        """(slug -> Task, package -> why it is broken) for the tasks a command names. An
+        installed task package's entry point is its slug, so only those packages are read
+        (a command that names one task reads one); a name that is not an entry point
+        reads them all, as `tasks()` does."""
+        with self._lock:
+            if self._tasks is None and set(slugs) <= self.pm.entry_point_names:
+                wanted = set(slugs) - set(self._some) - set(self._broken)
+                if wanted:
+                    from sb.catalog import load_tasks
+                    self._some.update(load_tasks(self.pm, broken=self._broken, only=wanted))
+                return dict(self._some), {k: v for k, v in self._broken.items() if k in set(slugs)}
+        return self.tasks(), self.broken
 
     @property
     def broken(self) -> dict:

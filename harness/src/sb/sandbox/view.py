@@ -30,7 +30,30 @@ class PythonView:
 
 
 def python_view(import_names: tuple, extra_distributions: tuple = ()) -> PythonView:
-    """The interpreter plus the closure of the distributions behind `import_names`."""
+    """The interpreter plus the closure of the distributions behind `import_names`: worked
+    out once per set of installed folders and kept on disk (sb/installed.py), since reading
+    the distributions' RECORD files and requirements costs a fresh command about 0.1 s."""
+    return _kept_view(tuple(sorted(set(import_names))), tuple(sorted(set(extra_distributions))))
+
+
+@lru_cache(maxsize=None)
+def _kept_view(import_names: tuple, extra_distributions: tuple) -> PythonView:
+    import hashlib
+    from sb import installed
+    # the cheap inputs join the key: a different HOME has a different user site folder to mask
+    wanted = "\n".join("\0".join(part) for part in (import_names, extra_distributions, sorted(_site_dirs()),
+                                                      sorted(_interpreter_paths())))
+    name = "view-" + hashlib.sha256(wanted.encode()).hexdigest()[:16]
+    found = installed.cached(name, lambda: vars(_computed_view(import_names, extra_distributions)), _view_fields)
+    return PythonView(**{k: tuple(v) for k, v in found.items()})
+
+
+def _view_fields(found: dict) -> bool:
+    return set(found) == {"readable", "masked", "search_path"} and all(
+        isinstance(v, (list, tuple)) and all(isinstance(p, str) for p in v) for v in found.values())
+
+
+def _computed_view(import_names: tuple, extra_distributions: tuple) -> PythonView:
     dists = set(extra_distributions)
     names = set(import_names) | ({"numpy"} if "torch" in import_names else set())  # tensors cross as numpy bytes
     for name in names:
