@@ -139,7 +139,7 @@ def test_sb_new_makes_a_package_that_validates_and_is_listed(tmp_path):
     validated = sb("validate", "clamp_demo", "--json", "--isolation", "none", env=env)
     assert json.loads(validated.stdout)[0]["verdict"] == "ok", validated.stdout
     mutants = sb("mutants", "clamp_demo", "--json", "--isolation", "none", env=env)
-    assert [m["actual"] for m in json.loads(mutants.stdout)] == ["caught"]
+    assert [m["actual"] for m in json.loads(mutants.stdout)] == ["caught", "caught"]
     again = sb("new", "clamp_demo", "--dir", str(tmp_path))
     assert again.returncode == 2 and "already exists" in again.stderr
     assert sb("new", "Bad-Slug", "--dir", str(tmp_path)).returncode == 2

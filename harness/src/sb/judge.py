@@ -13,8 +13,12 @@ lives in a *worker* process, and this module connects the two:
   processes, database connections, aliasing). A probe returns observations as data; the
   test compares them with its own oracle here. Never put an expected value in a probe.
 - `solution_source(name)` is the text of a declared file exactly as the solver left it.
+- `observe_call(module, function, *args, **kwargs)` calls one function in the worker and
+  brings back, with its result, each argument as the call left it, which arguments the
+  result shares memory with and whether it is one of them (a probe the harness ships).
 - Objects the test passes to the solution (a fake clock, a fake store, a callback) stay
   here: the worker gets handles, and may only call them and read their public attributes.
+  `facade(obj, *methods, call=False)` hands over only what the prompt promises of one.
 
 Comparisons never travel: a handle is equal only to itself, and `in` is decided here.
 """
@@ -24,6 +28,7 @@ import importlib.machinery
 import os
 import sys
 import types
+from dataclasses import dataclass
 
 from sb.grading import wire as _wire
 
@@ -31,8 +36,8 @@ RemoteError = _wire.RemoteError
 WorkerGone = _wire.WorkerGone
 Remote = _wire.Remote
 
-__all__ = ["Remote", "RemoteError", "WorkerGone", "is_remote", "probe", "reload_solution",
-           "solution_module", "solution_source", "worker_observations"]
+__all__ = ["ObservedCall", "Remote", "RemoteError", "WorkerGone", "facade", "is_remote", "observe_call", "probe",
+           "reload_solution", "solution_module", "solution_source", "worker_observations"]
 
 _state: dict = {"peer": None, "modules": (), "solution_dir": "", "tests_dir": "", "probes": {}, "observations": 0}
 
@@ -168,3 +173,57 @@ def reload_solution():
 def is_remote(value):
     """True for a handle to an object living in the solution's process."""
     return isinstance(value, Remote)
+
+
+@dataclass(frozen=True)
+class ObservedCall:
+    """One call made in the worker, as its process saw it. Argument labels are positions
+    (int) and keyword names (str)."""
+
+    result: object
+    args: list              # each positional argument as the call left it
+    kwargs: dict            # each keyword argument as the call left it
+    shares_memory: list     # labels of the array or tensor arguments the result shares memory with
+    returned_argument: object  # the label of an argument the result is (itself, or in a returned tuple), else None
+
+
+def observe_call(module, function, *args, **kwargs):
+    """Call `module.function(*args, **kwargs)` in the worker, on arguments that live there,
+    and return an ObservedCall: what only the solution's process can see (an argument
+    written to in place, a result that is a view of an input or the input itself). It
+    is a probe the harness ships: counted as observed in the worker, and compared with
+    the test's own copies here."""
+    from importlib import resources
+    source = resources.files("sb").joinpath("_call_probe.py").read_text("utf-8")
+    found = shipped_probe("_sb_call_probe.py", source).call(module, function, list(args), kwargs)
+    return ObservedCall(**found)
+
+
+class Facade:
+    """What the solution is handed of a judge-side object: calling it (when `call`) and the
+    methods named; no other public attribute. Its target stays in a private slot, which
+    the wire never lets the worker read."""
+
+    __slots__ = ("_target", "_methods", "_call")
+
+    def __init__(self, target, methods, call):
+        self._target, self._methods, self._call = target, frozenset(methods), call
+
+    def __call__(self, *args, **kwargs):
+        if not self._call:
+            raise TypeError("this object is not callable")
+        return self._target(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in self._methods:
+            return getattr(self._target, name)
+        raise AttributeError(f"{name!r}: this object offers {', '.join(sorted(self._methods)) or 'no method'}")
+
+
+def facade(target, *methods, call=False):
+    """`target` as the solution may see it: through the wire the worker can call every
+    public method and read every public attribute of an object the judge hands over, so a
+    fake handed over as itself shows the solution the test's controls and records (a
+    clock's `advance`, a store's `calls`). Hand it `facade(clock, call=True)` or
+    `facade(store, "get", "set")` instead: every call still runs here, on the fake."""
+    return Facade(target, methods, call)

@@ -72,14 +72,25 @@ calibration: []
 - Return `x` limited to the closed interval `[low, high]`: `low` when `x < low`, `high` when
   `x > high`, otherwise `x` itself.
 - If `low > high`, raise `ValueError` before anything else.
+
+Also implement `clamp_all(values, low, high)`: a new list holding `clamp(v, low, high)` for
+each item of the list `values`. Leave `values` itself as it was.
 ''',
         f"{src}/starter/solution.py": '''def clamp(x, low, high):
+    raise NotImplementedError
+
+
+def clamp_all(values, low, high):
     raise NotImplementedError
 ''',
         f"{src}/reference/solution.py": '''def clamp(x, low, high):
     if low > high:
         raise ValueError(f"low {low} is above high {high}")
     return min(max(x, low), high)
+
+
+def clamp_all(values, low, high):
+    return [clamp(v, low, high) for v in values]
 ''',
         f"{src}/hidden_tests/_oracle.py": '''"""The brute-force oracle: the nearest member of the interval, by search
 (independent of min/max)."""
@@ -92,7 +103,8 @@ def clamp(x, low, high):
         f"{src}/hidden_tests/test_solution.py": '''import pytest
 
 import _oracle
-from solution import clamp
+from sb.judge import observe_call
+from solution import clamp, clamp_all
 
 CASES = [(5, 0, 10), (-3, 0, 10), (12, 0, 10), (0, 0, 0), (10, 0, 10), (-7, -9, -8)]
 
@@ -105,6 +117,15 @@ def test_clamp_matches_the_oracle(x, low, high):
 def test_an_empty_interval_raises_value_error():
     with pytest.raises(ValueError):
         clamp(1, 5, 2)
+
+
+def test_clamp_all_returns_a_new_list_and_leaves_its_input_alone():
+    values = [-3, 5, 12, 0]
+    # the list reaches the worker as a copy: observe_call calls clamp_all there and
+    # brings the list back as the call left it
+    seen = observe_call("solution", "clamp_all", values, 0, 10)
+    assert seen.result == [_oracle.clamp(v, 0, 10) for v in values]
+    assert seen.args[0] == values and seen.returned_argument is None
 ''',
         f"{src}/mutants/upper_bound_ignored.patch": '''caught: forgets the upper bound
 --- a/solution.py
@@ -113,12 +134,24 @@ def test_an_empty_interval_raises_value_error():
 -    return min(max(x, low), high)
 +    return max(x, low)
 ''',
+        f"{src}/mutants/clamps_in_place.patch": '''caught: clamps the caller's list in place and returns it
+--- a/solution.py
++++ b/solution.py
+@@ -8 +8,3 @@
+-    return [clamp(v, low, high) for v in values]
++    for i, v in enumerate(values):
++        values[i] = clamp(v, low, high)
++    return values
+''',
         f"{src}/contract.yaml": '''- clause: "clamp returns x limited to the closed interval [low, high]"
   tests:
     - test_solution.py::test_clamp_matches_the_oracle
 - clause: "low > high raises ValueError"
   tests:
     - test_solution.py::test_an_empty_interval_raises_value_error
+- clause: "clamp_all returns a new list and leaves values as it was"
+  tests:
+    - test_solution.py::test_clamp_all_returns_a_new_list_and_leaves_its_input_alone
 ''',
     }
 

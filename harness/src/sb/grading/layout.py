@@ -17,7 +17,7 @@ from sb.task import FileSet, Task
 
 PY_FLAGS = ("-s", "-B", "-P")
 JUDGE_HELPERS = ("source_checks.py", "sqlite_facade.py", "solver_tests.py",  # task authors' tools (standalone),
-                 "_solver_tests_probe.py", "mutant_patch.py")                # laid beside sb.judge
+                 "_solver_tests_probe.py", "_call_probe.py", "mutant_patch.py")  # laid beside sb.judge
 WIRE_FILES = ("__init__.py", "protocol.py", "framing.py", "values.py", "proxies.py", "peer.py")
 # The worker imports the wire under a name no solution module can take, then forgets it.
 WORKER_WIRE_PACKAGE = "_wire"

@@ -5,13 +5,9 @@ import pytest
 import torch
 
 from attention import attention, causal_mask
-from sb.judge import probe
+from sb.judge import observe_call
 
 from _brute import brute_attention
-
-# Whether attention() modifies a tensor in place is a fact about the solution's process
-# (arguments reach it as copies): the probe calls it there and hands the tensors back.
-INPUTS = probe("_probe_inputs.py")
 
 # float64 end to end: the only differences from the loop are summation order and exp/log
 # rounding, a few ulps on O(1) values; 1e-10 leaves five orders of magnitude of room.
@@ -276,11 +272,13 @@ def test_causal_mask_added_to_scores_gives_causal_attention():
 def test_inputs_are_not_modified(dtype):
     q, k, v = _qkv(17, 2, 2, 3, 5, 4, dtype=dtype)
     padding = torch.tensor([[False, False, True, False, False], [True, False, False, False, False]])
-    kwargs = {"causal": True, "key_padding_mask": padding}
-    seen = INPUTS.call_and_return_inputs(q, k, v, kwargs)
+    # whether attention() modifies a tensor in place is a fact about the solution's process
+    # (arguments reach it as copies): observe_call calls it there and hands the tensors back
+    seen = observe_call("attention", "attention", q, k, v, causal=True, key_padding_mask=padding)
+    after = {"q": seen.args[0], "k": seen.args[1], "v": seen.args[2], "key_padding_mask": seen.kwargs["key_padding_mask"]}
     for name, before in (("q", q), ("k", k), ("v", v), ("key_padding_mask", padding)):
-        assert torch.equal(seen["after"][name], before), f"attention() modified {name}"
-    np.testing.assert_allclose(seen["result"].double().numpy(), _expected(q, k, v, causal=True, padding=padding),
+        assert torch.equal(after[name], before), f"attention() modified {name}"
+    np.testing.assert_allclose(seen.result.double().numpy(), _expected(q, k, v, causal=True, padding=padding),
                                atol=1e-5, rtol=0)  # float32 case: see test_float32_inputs_stay_float32...
 
 

@@ -2,7 +2,7 @@
 judge: the solution calls them through the wire, so every call time, sleep and draw
 recorded here is the judge's own record.
 
-The solution is handed facades (`Handed`), never the fakes themselves: through the wire
+The solution is handed facades (`sb.judge.facade`), never the fakes themselves: through the wire
 the worker may call any public method and read any public attribute of an object the
 judge hands over, so a fake handed over as itself would show the solution the test's
 controls and records (the clock's `now` and `sleeps`, the script's steps and its clock,
@@ -10,26 +10,6 @@ the random source's `u`). It gets what the prompt promises: `clock()`, `sleep(se
 (which legitimately moves the fake clock on), `rng.random()` (a draw), and the service's
 call (through the probe)."""
 import random
-
-
-class Handed:
-    """What the solution is handed of a fake: calling it (when `call`), and the methods
-    named in `methods`; no other public attribute."""
-
-    __slots__ = ("_target", "_methods", "_call")
-
-    def __init__(self, target, *methods, call=False):
-        self._target, self._methods, self._call = target, frozenset(methods), call
-
-    def __call__(self, *args, **kwargs):
-        if not self._call:
-            raise TypeError("this object is not callable")
-        return self._target(*args, **kwargs)
-
-    def __getattr__(self, name):
-        if name in self._methods:
-            return getattr(self._target, name)
-        raise AttributeError(name)
 
 
 class FakeClock:

@@ -10,9 +10,9 @@ import random
 
 import pytest
 
-from sb.judge import probe, solution_source
+from sb.judge import facade, probe, solution_source
 
-from _fakes import ConstantRandom, FakeClock, Handed, Script, SeededRandom, transient
+from _fakes import ConstantRandom, FakeClock, Script, SeededRandom, transient
 from sb.source_checks import module_uses
 
 P = probe("_probe_retry.py")
@@ -27,7 +27,7 @@ def run(script, clock, rng, **policy):
     settings = dict(max_attempts=5, base_delay=1.0, max_delay=8.0, timeout=None)
     settings.update(policy)
     # Only what the prompt promises crosses: the fakes' records and controls stay here.
-    seen = P.run(Handed(script, call=True), Handed(clock, call=True), clock.sleep, Handed(rng, "random"),
+    seen = P.run(facade(script, call=True), facade(clock, call=True), clock.sleep, facade(rng, "random"),
                  settings)
     assert seen["time_module_calls"] == {}, f"the time module was used: {seen['time_module_calls']}"
     assert all(s >= 0 for s in clock.sleeps), clock.sleeps

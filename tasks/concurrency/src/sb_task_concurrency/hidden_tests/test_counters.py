@@ -47,7 +47,7 @@ import threading
 import time
 from collections import Counter as Tally
 
-from sb.judge import probe
+from sb.judge import facade, probe
 
 from counters import Counters
 
@@ -74,25 +74,6 @@ STORE_PAUSES_S = (0.00001,) * 8 + (0.0005, 0.005)
 STALL_S = 10.0
 
 
-class StoreFacade:
-    """The store as the solution sees it: `get` and `set`, the prompt's two operations,
-    and no other public attribute. Through the wire the worker may call any public method
-    and read any public attribute of an object the judge hands over, so the store handed
-    over as itself would show the solution the test's record (`data`, `calls`) and its
-    controls."""
-
-    __slots__ = ("_store",)
-
-    def __init__(self, store):
-        self._store = store
-
-    def get(self, key):
-        return self._store.get(key)
-
-    def set(self, key, value):
-        self._store.set(key, value)
-
-
 class DictStore:
     """The store for single-thread tests: it stays in the judge, and the solution is
     handed only its `handed` facade."""
@@ -102,7 +83,9 @@ class DictStore:
         self.calls = 0
         # Judge threads serve the solution's calls at once, and the deadlock watch reads it.
         self._counting = threading.Lock()
-        self.handed = StoreFacade(self)
+        # get and set, the prompt's two operations, and nothing else: the store handed over
+        # as itself would show the solution the test's record (`data`, `calls`)
+        self.handed = facade(self, "get", "set")
 
     def _count(self):
         with self._counting:

@@ -86,18 +86,6 @@ class KVModel:
             return "<refused>", 0, [0]
 
 
-class ModelFacade:
-    """What the engine is handed: calling it runs a batch; it has no other public attribute."""
-
-    __slots__ = ("_model",)
-
-    def __init__(self, model):
-        self._model = model
-
-    def __call__(self, batch):
-        return self._model(batch)
-
-
 def _blocks(tokens, block_size):
     return (tokens + block_size - 1) // block_size
 

@@ -18,7 +18,9 @@ samples from are the model's float64 rows, passed by value, with the stated form
 to them (the test applies the same formula to the same float64 values)."""
 import pytest
 
-from _oracle import KVModel, ModelFacade, decode_alone, outputs_of, random_trace, replay
+from sb.judge import facade
+
+from _oracle import KVModel, decode_alone, outputs_of, random_trace, replay
 from engine import Engine
 
 NEVER = 16   # a stop token outside the vocabulary (0..15): the request stops on max_new_tokens only
@@ -34,7 +36,7 @@ def drive(requests, block_size, num_blocks, token_budget, n_steps):
     """Run the solution's engine for n_steps steps, adding each request before the step of its
     arrival. Returns (the judge's model with its record, each step's output as data)."""
     model = KVModel()
-    engine = Engine(ModelFacade(model), block_size=block_size, num_blocks=num_blocks, token_budget=token_budget)
+    engine = Engine(facade(model, call=True), block_size=block_size, num_blocks=num_blocks, token_budget=token_budget)
     outputs = []
     for t in range(n_steps):
         for r in requests:

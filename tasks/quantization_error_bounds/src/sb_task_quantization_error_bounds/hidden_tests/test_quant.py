@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from sb.judge import probe
+from sb.judge import observe_call
 from quant import choose_qparams, dequantize, fake_quantize, quant_range, quantize
 
 import _scalar
@@ -405,18 +405,26 @@ def test_size_one_dimensions_and_single_element_channels(shape, axis, symmetric,
 
 @pytest.mark.parametrize("axis", [None, 1])
 def test_no_function_modifies_its_arguments_or_returns_a_view_of_them(axis):
-    # in the solution's process, with live arrays; the probe reports the arguments as they
+    # in the solution's process, with live arrays: observe_call reports the arguments as they
     # are after each call and whether a result shares memory with an argument
     x = _data(37, (3, 4))
     zeros = np.zeros((3, 4))
     scale, zero_point = choose_qparams(x, num_bits=8, symmetric=False, signed=False, axis=axis)
     q = quantize(x, scale, zero_point, num_bits=8, signed=False, axis=axis)
-    report = probe("_probe_arrays.py").exercise(x, zeros, scale, zero_point, q, axis)
-    for name, (args_after, shares) in report.items():
-        originals = {"x": x, "zeros": zeros, "scale": scale, "zero_point": zero_point, "q": q}
-        for arg, after in args_after.items():
-            np.testing.assert_array_equal(after, originals[arg], err_msg=f"{name} modified its argument {arg}")
-        assert not shares, f"{name} returned an array sharing memory with its arguments"
+    mode = {"num_bits": 8, "signed": False, "axis": axis}
+    calls = {
+        "choose_qparams": ("choose_qparams", {"x": x}, {"symmetric": False, **mode}),
+        "quantize": ("quantize", {"x": x, "scale": scale, "zero_point": zero_point}, mode),
+        "dequantize": ("dequantize", {"q": q, "scale": scale, "zero_point": zero_point}, {"axis": axis}),
+        "fake_quantize": ("fake_quantize", {"x": x}, {"symmetric": False, **mode}),
+        "fake_quantize of zeros": ("fake_quantize", {"zeros": zeros}, {"symmetric": True, **mode}),
+        "symmetric fake_quantize": ("fake_quantize", {"x": x}, {"symmetric": True, **mode}),
+    }
+    for name, (function, arrays, options) in calls.items():
+        seen = observe_call("quant", function, *arrays.values(), **options)
+        for (arg, original), after in zip(arrays.items(), seen.args):
+            np.testing.assert_array_equal(after, original, err_msg=f"{name} modified its argument {arg}")
+        assert not seen.shares_memory, f"{name} returned an array sharing memory with its arguments"
 
 
 def test_the_stated_signatures_accept_every_argument_by_name():

@@ -5,27 +5,17 @@ The solution is handed `clock.reader`, never the clock itself: the prompt promis
 `clock()` and nothing else, and the clock's controls (`advance`, `now`, `readings`,
 `moving`, ...) are the test's. Through the wire the worker may call any public method of
 an object the judge hands over, so a clock handed over as itself could be moved (or its
-record read) by the solution."""
+record read) by the solution. `sb.judge.facade(clock, call=True)` is that reader: calling it
+reads the time (recorded), and it has no other public attribute."""
 
-
-class ClockReader:
-    """The clock as the solution sees it: calling it reads the time (recorded), and it
-    has no other public attribute."""
-
-    __slots__ = ("_clock",)
-
-    def __init__(self, clock):
-        self._clock = clock
-
-    def __call__(self):
-        return self._clock()
+from sb.judge import facade
 
 
 class FakeClock:
     def __init__(self, start=1000.0):
         self.now = start
         self.readings = []
-        self.reader = ClockReader(self)
+        self.reader = facade(self, call=True)
 
     def __call__(self):
         self.readings.append(self.now)
@@ -85,7 +75,7 @@ class SlowClock:
         self.readings = 0
         self._rng = random.Random(f"slow-clock/{seed}")
         self._lock = threading.Lock()
-        self.reader = ClockReader(self)
+        self.reader = facade(self, call=True)
 
     def __call__(self):
         import time
