@@ -55,3 +55,15 @@ def test_an_unusable_sandbox_is_one_error_not_an_outcome(regex):
         sb.choose_sandbox("nowhere")
     with pytest.raises(sb.SbError, match="unknown isolation"):
         sb.grade_files(regex, {}, "nowhere")
+
+
+def test_every_public_name_resolves_and_importing_sb_loads_none_of_them():
+    import subprocess
+    import sys
+
+    import sb
+    assert sorted(sb.__all__) == sorted(sb._MODULE_OF)
+    assert all(getattr(sb, name) is not None for name in sb.__all__)
+    probe = "import sys, sb; print(sorted(m for m in sys.modules if m.startswith('sb.')))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"  # a task package's `from sb import hookimpl` loads only sb.hookspecs
