@@ -775,3 +775,32 @@ def test_an_exception_from_a_judge_object_carries_no_test_source_or_compared_val
     outcome = grade(task, {"adder.py": source.encode()}, bwrap_sandbox, reference.test_ids)
     assert outcome.status == Status.FAILED, outcome.detail
     assert "41" in outcome.detail, outcome.detail  # the solution saw no secret
+
+
+# ---------------------------------------------------------------- ending a test's loop early
+
+
+def test_stop_iteration_from_a_call_does_not_end_a_tests_loop_early(task_copy, bwrap_sandbox):
+    """`all(map(add, ...))` in a test: a solution raising StopIteration from `add` would end
+    map silently (plain Python, no harness needed), so a call raises it as RuntimeError;
+    a solution's iterator still ends with StopIteration."""
+    from sb.task import load_task_dir
+    folder = task_copy()
+    for old in (folder / "hidden_tests").glob("test_*.py"):
+        old.unlink()
+    (folder / "reference" / "adder.py").write_text(CORRECT + "\n\ndef upto(n):\n    yield from range(n)\n")
+    (folder / "starter" / "adder.py").write_text(
+        "def add(a, b):\n    raise NotImplementedError\n\n\ndef upto(n):\n    raise NotImplementedError\n")
+    (folder / "hidden_tests" / "test_loop.py").write_text(
+        "from adder import add, upto\n\nCASES = [(1, 2, 3), (2, 2, 4), (-1, 1, 0)]\n\n\n"
+        "def test_add_over_every_case():\n    assert all(map(lambda c: add(c[0], c[1]) == c[2], CASES))\n\n\n"
+        "def test_upto_counts():\n    assert list(upto(3)) == [0, 1, 2]\n")
+    (folder / "contract.yaml").write_text(
+        "- clause: add adds\n  tests: [test_loop.py::test_add_over_every_case]\n"
+        "- clause: upto counts\n  tests: [test_loop.py::test_upto_counts]\n")
+    task = load_task_dir(folder, package="loop_fixture")
+    reference = grade(task, task.reference_files, bwrap_sandbox)
+    assert reference.passed, reference.detail
+    stopping = "def add(a, b):\n    raise StopIteration\n\n\ndef upto(n):\n    yield from range(n)\n"
+    outcome = grade(task, {"adder.py": stopping.encode()}, bwrap_sandbox, reference.test_ids)
+    assert outcome.status == Status.FAILED and outcome.failed_tests == ["test_loop.py::test_add_over_every_case"]

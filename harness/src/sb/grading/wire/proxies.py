@@ -41,7 +41,13 @@ class Remote:
         self._sb_ask("delattr", name=name)
 
     def __call__(self, *args, **kwargs):
-        return self._sb_ask("call", args=list(args), kwargs=kwargs)
+        try:
+            return self._sb_ask("call", args=list(args), kwargs=kwargs)
+        except (StopIteration, StopAsyncIteration) as exc:
+            # Out of a call (not an iterator's __next__) it would end the caller's loop
+            # silently (`all(map(solution, cases))` true over no case): raised as
+            # RuntimeError, as Python does for one leaving a generator (PEP 479).
+            raise RuntimeError(f"the call raised {type(exc).__name__} on the other side") from exc
 
     def _sb_method(self, name, *args):
         if self._sb_opaque and name in OBSERVATION_DUNDERS:
