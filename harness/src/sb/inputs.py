@@ -71,7 +71,7 @@ def base_url(url: str) -> str:
     return url
 
 
-def probe_endpoint(url: str, timeout_s: float = 10.0) -> None:
+def require_reachable(url: str, timeout_s: float = 10.0) -> None:
     """One request before the first task: a closed port or a dead host stops the run here."""
     import socket
     parsed = urlparse(url)

@@ -146,8 +146,8 @@ class SdkAdapter(ModelAdapter):
         except ReplyError as exc:
             raise SbError(f"{self.name}: {exc}") from None
         if url:  # a server the user named: parse it, then one connection before any task
-            from sb.inputs import base_url, probe_endpoint
-            probe_endpoint(base_url(url), min(options.timeout_s, 10.0))
+            from sb.inputs import base_url, require_reachable
+            require_reachable(base_url(url), min(options.timeout_s, 10.0))
 
     def api_key(self, options: ModelOptions) -> str:
         """Read from the environment here and only here; never logged or written."""

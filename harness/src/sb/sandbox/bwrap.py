@@ -33,7 +33,7 @@ class BwrapSandbox(Sandbox):
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
-        return _probe()
+        return _why_bwrap_cannot_run()
 
     def run(self, job: Job) -> Completed:
         if not job.private_writes_mb:
@@ -46,15 +46,15 @@ class BwrapSandbox(Sandbox):
 
 
 @lru_cache(maxsize=1)
-def _probe() -> str | None:
+def _why_bwrap_cannot_run() -> str | None:
     """Whether bwrap exists and can create its namespaces here (a container may forbid it)."""
     exe = shutil.which("bwrap")
     if exe is None:
         return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    probe = [exe, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
+    trial = [exe, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
              "true"]
     try:
-        done = subprocess.run(probe, capture_output=True, timeout=20)
+        done = subprocess.run(trial, capture_output=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap failed to start: {exc}"
     if done.returncode != 0:
