@@ -56,10 +56,11 @@ def _layout(root: Path, task) -> dict:
     return layout
 
 
-# Bare pytest has no worker to load a probe into: this plugin loads each probe module in
-# the test process itself (what the single-process runner did), before any test imports it.
+# Bare pytest has no worker to load a probe into: this plugin loads each probe module (a
+# task's, or one the harness ships, as observe_call's) in the test process itself (what the
+# single-process runner did), before any test imports it.
 LOCAL_PROBES = """
-import importlib.util, os
+import importlib.util, os, types
 import sb.judge
 TESTS = os.environ["SB_BENCH_TESTS"]
 _loaded = {}
@@ -70,7 +71,14 @@ def _local_probe(filename):
         spec.loader.exec_module(module)
         _loaded[filename] = module
     return _loaded[filename]
+def _local_shipped(key, source):
+    if key not in _loaded:
+        module = types.ModuleType(os.path.splitext(key)[0])
+        exec(compile(source, key, "exec"), module.__dict__)
+        _loaded[key] = module
+    return _loaded[key]
 sb.judge.probe = _local_probe
+sb.judge.shipped_probe = _local_shipped
 """
 
 
