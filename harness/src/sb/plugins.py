@@ -39,6 +39,7 @@ class PluginManager(pluggy.PluginManager):
     def __init__(self, project_name: str = ENTRY_POINT_GROUP) -> None:
         super().__init__(project_name)
         self.sources: dict[str, str] = {}        # entry-point name -> the distribution that provided it
+        self.unnamed: dict = {}                   # entry-point name -> its entry point (sources: read when asked)
         self.entry_point_names: set[str] = set()  # the plugins registered from entry points
         self.broken: dict[str, str] = {}          # entry-point name -> why that plugin could not be used
 
@@ -72,7 +73,7 @@ def _register_entry_point(pm: PluginManager, ep) -> None:
         broken_plugins(pm)[ep.name] = f"plugin {ep.name!r} ({_dist_name(ep)}) failed to load: {_first_line(exc)}"
         return
     pm.register(plugin, name=ep.name)
-    pm.sources[ep.name] = _dist_name(ep)
+    pm.unnamed[ep.name] = ep  # its distribution's name is read from metadata only when a message needs it
     pm.entry_point_names.add(ep.name)
 
 
@@ -94,7 +95,12 @@ def _dist_name(ep) -> str:
 def plugin_source(pm: PluginManager, plugin) -> str:
     """The distribution that provided `plugin`, or 'scratchbench' for built-ins."""
     name = pm.get_name(plugin)
-    return pm.sources.get(name, "scratchbench") if name is not None else "scratchbench"
+    if name is None:
+        return "scratchbench"
+    entry_point = pm.unnamed.get(name)
+    if name not in pm.sources and entry_point is not None:
+        pm.sources[name] = _dist_name(entry_point)
+    return pm.sources.get(name, "scratchbench")
 
 
 @dataclass
@@ -137,9 +143,10 @@ def collect(pm: PluginManager, hook_name: str, kind: str, name_of, check=None, o
     `only`: the names of the plugins to call (default: all)."""
     registry = Registry(kind)
     for impl in getattr(pm.hook, hook_name).get_hookimpls():
-        source, name = plugin_source(pm, impl.plugin), impl.plugin_name
+        name = impl.plugin_name
         if only is not None and name not in only:
             continue
+        source = plugin_source(pm, impl.plugin)
         found: list = []
         try:
             impl.function(register=found.append)
