@@ -157,3 +157,14 @@ def test_export_with_the_prompt_writes_what_a_solver_sees(fixture_env, tmp_path)
     assert json.loads(done.stdout)["files"] == ["adder.py", "prompt.md"]
     from conftest import FIXTURE_TASK_DIR
     assert (dest / "prompt.md").read_text() == (FIXTURE_TASK_DIR / "prompt.md").read_text()
+
+
+@pytest.mark.parametrize("command", ["grade", "export"])
+def test_a_command_naming_one_malformed_package_names_the_culprit(tmp_path, command):
+    """`sb grade` and `sb export` read only the package they name: still one line saying why."""
+    env = broken_package(tmp_path, lambda p: (p / "meta.yaml").write_text("slug: fixture_add\nsuite: [oops"))
+    folder = tmp_path / "answer"
+    folder.mkdir()
+    done = sb(command, "fixture_add", str(folder), env=env)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "sb_task_fixture_add/meta.yaml" in done.stderr and "Traceback" not in done.stderr
