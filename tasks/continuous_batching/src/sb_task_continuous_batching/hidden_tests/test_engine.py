@@ -68,6 +68,8 @@ def batches(model, n_steps):
 
 
 def run_case(requests, block_size, num_blocks, token_budget):
+    for r in requests:  # every input honours the prompt's guarantees, which a solution may check
+        assert len(r["prompt"]) + r["max_new_tokens"] <= num_blocks * block_size, f"the test's request {r['id']}"
     want = replay(requests, block_size, num_blocks, token_budget)
     n_steps = len(want) + IDLE_STEPS
     model, got = drive(requests, block_size, num_blocks, token_budget, n_steps)
@@ -149,7 +151,7 @@ def test_request_finishing_on_its_first_token():
     # max_new_tokens 1, and a request whose first sampled token is its stop token: each emits
     # exactly one token, in the step its prefill completes, and frees its blocks.
     first = decode_alone([1, 2, 3], 1, NEVER, 5)[0]
-    requests = [_request("one", 0, [4, 4, 4, 4], 1, seed=3), _request("stop", 0, [1, 2, 3], 6, first, 5),
+    requests = [_request("one", 0, [4, 4, 4, 4], 1, seed=3), _request("stop", 0, [1, 2, 3], 5, first, 5),
                 _request("next", 1, [7] * 6, 2, seed=9)]
     want, model, got, n_steps = run_case(requests, 2, 4, 5)
     assert_emits_what_each_request_emits_alone(requests, got)

@@ -520,10 +520,13 @@ def test_a_redelivery_during_fulfil_held_open_is_a_duplicate(db_path, shared):
 
 
 @pytest.mark.parametrize("shared", [True, False], ids=["one_shared_handler", "two_handlers"])
-def test_an_older_event_during_fulfil_held_open_is_stale(db_path, shared):
+def test_an_older_event_during_fulfil_held_open_keeps_the_newer_status(db_path, shared):
     newer = succeeded("evt_new", "pay_order", 5200, 2)
     older = refunded("evt_old", "pay_order", 5200, 1)
     outcome, other, fulfil = held_delivery(db_path, newer, older, shared)
     assert fulfil.attempts == [("pay_order", 5200)]
-    assert (outcome, other) == ("processed", "stale")
+    # The two deliveries overlap, so either serial order is a right answer: the older
+    # event first (processed: a refund calls nothing) or after the newer one took effect
+    # (stale). Either way the newer event's status is the one that stays.
+    assert outcome == "processed" and other in ("processed", "stale")
     assert WebhookHandler(db_path, RecordingFulfil().handed).status("pay_order") == "succeeded"
