@@ -348,9 +348,11 @@ def _nothing_measured(entries: list) -> str:
 def grade(slug, directory, isolation, as_json):
     """Grade DIRECTORY as a solver's output for task SLUG."""
     from sb.api import grade_files
+    from sb.grading.early import same_sandbox, start_judge_early
     from sb.solver_output import read_solver_output
+    early = start_judge_early(slug, isolation)  # while the plugins load below
     task = _task(slug)
-    sandbox = _sandbox(isolation, trusted=False)
+    sandbox = same_sandbox(early, _sandbox(isolation, trusted=False))
     output = read_solver_output(directory, task.starter_files)
     outcome = output.annotate(grade_files(task, output.files, sandbox))
     if as_json:
@@ -620,7 +622,7 @@ def main(argv=None) -> None:
     Ctrl-C and SIGTERM stop everything at once (sb.interrupt); a closed stdout stops the
     printing, never the work."""
     from sb import interrupt
-    from sb.report.terminal import guard_stdout
+    from sb.report.stdout import guard_stdout
     interrupt.install()
     guard_stdout()
     from sb.session import start_new_session

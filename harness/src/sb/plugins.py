@@ -64,6 +64,12 @@ def _allowed_entry_points():
             yield ep
 
 
+def allowed_entry_point(name: str):
+    """The one entry point called `name` that load_plugins() would load, else None."""
+    found = [ep for ep in _allowed_entry_points() if ep.name == name]
+    return found[0] if len(found) == 1 else None
+
+
 def _register_entry_point(pm: PluginManager, ep) -> None:
     if pm.get_plugin(ep.name) is not None:
         return

@@ -18,11 +18,21 @@ class Session:
     """The plugins of one command and the installed tasks, read once each."""
 
     def __init__(self, pm: PluginManager | None = None):
-        self.pm = pm if pm is not None else load_plugins()
+        self._pm = pm
+        self._plugins_lock = threading.Lock()
         self._lock = threading.Lock()
         self._tasks: dict | None = None
         self._some: dict = {}  # the tasks read one by one (`named`) while not all were read
         self._broken: dict = {}
+
+    @property
+    def pm(self) -> PluginManager:
+        """The plugins, loaded on first use: `sb grade` starts its judge before it needs them
+        (sb/grading/early.py), and a plugin that cannot be loaded stops the command with one line."""
+        with self._plugins_lock:
+            if self._pm is None:
+                self._pm = load_plugins()
+            return self._pm
 
     def tasks(self) -> dict:
         """slug -> Task for every installed task package (a malformed one is in `broken`)."""

@@ -123,14 +123,27 @@ def _execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: boo
 
 
 def _warm_judge(task: Task, sandbox: Sandbox):
-    """(key, WarmJudge) when this grading's judge can be a fork of a warm one, else None.
-    Never for a task with devices (a device's holder is the grading's own process), and
-    only on Linux (a warm judge reaps what a grading leaves through /proc and a subreaper)."""
-    cold = os.environ.get("SB_WARM_JUDGES", "1") == "0" or accelerator_devices(task.meta) or sys.platform != "linux"
-    if cold or not sandbox.keeps_warm_judges:
+    """(key, WarmJudge) when this grading's judge can be a fork of a warm one, else None."""
+    if not _judged_warm(task, sandbox):
         return None
     from sb.grading.warm import warm_judges
     return warm_judges().take(sandbox, _judge_view_job(task), _preimports(task))
+
+
+def start_warm_judge(task: Task, sandbox: Sandbox) -> bool:
+    """Start now, idle, the warm judge a later grading of `task` in `sandbox` will take
+    (sb/grading/early.py); False when its gradings get cold judges."""
+    if not _judged_warm(task, sandbox):
+        return False
+    from sb.grading.warm import warm_judges
+    return warm_judges().start(sandbox, _judge_view_job(task), _preimports(task))
+
+
+def _judged_warm(task: Task, sandbox: Sandbox) -> bool:
+    """Never for a task with devices (a device's holder is the grading's own process), and
+    only on Linux (a warm judge reaps what a grading leaves through /proc and a subreaper)."""
+    cold = os.environ.get("SB_WARM_JUDGES", "1") == "0" or accelerator_devices(task.meta) or sys.platform != "linux"
+    return not cold and sandbox.keeps_warm_judges
 
 
 @contextmanager

@@ -194,7 +194,7 @@ class WarmJudges:
     def take(self, sandbox: Sandbox, template: Job, preimports: list):
         """(key, judge) for a judge job like `template`: an idle one, or a new one; None when
         its limit is too long for a warm judge (a cold judge then takes it)."""
-        if template.timeout_s > WARM_LIFETIME_S - WARM_RETIRE_S - 60:
+        if _too_long(template):
             return None
         key, found = _key(sandbox, template, preimports), None
         with self.lock:
@@ -207,6 +207,14 @@ class WarmJudges:
         for _, old in retired:
             old.close()
         return key, found or WarmJudge(sandbox, template, preimports)
+
+    def start(self, sandbox: Sandbox, template: Job, preimports: list) -> bool:
+        """Start a warm judge for jobs like `template` now, idle until a grading takes it
+        (False, and none started, when `take` would refuse it)."""
+        if _too_long(template):
+            return False
+        self.give_back(_key(sandbox, template, preimports), WarmJudge(sandbox, template, preimports))
+        return True
 
     def give_back(self, key, judge: WarmJudge) -> None:
         if judge.broken:
@@ -242,6 +250,11 @@ class WarmJudges:
             judges, self.idle = self.idle, []
         for _, judge in judges:
             judge.close()
+
+
+def _too_long(template: Job) -> bool:
+    """A limit a warm judge could not serve to its end before it retires."""
+    return template.timeout_s > WARM_LIFETIME_S - WARM_RETIRE_S - 60
 
 
 def _key(sandbox: Sandbox, job: Job, preimports: list) -> tuple:
