@@ -4,6 +4,8 @@ and a judge the session's choices do not match is never taken."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from conftest import FIXTURE_TASK_DIR, fake_install
@@ -15,14 +17,19 @@ GOOD = {"adder.py": b"def add(a, b):\n    return a + b\n"}
 WRONG = {"adder.py": b"def add(a, b):\n    return a - b\n"}
 
 
-@pytest.fixture
-def installed(tmp_path, monkeypatch, bwrap_sandbox):
-    """The fixture task installed with its entry point, and only it loaded."""
+def _install(tmp_path, monkeypatch, package_dir) -> None:
+    """`package_dir` installed as the task fixture_add, and only it loaded."""
     site = tmp_path / "site"
     site.mkdir()
-    fake_install(site, FIXTURE_TASK_DIR, "fixture_add")
+    fake_install(site, package_dir, "fixture_add")
     monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "sb_task_fixture_add", raising=False)  # read from this install
     monkeypatch.setenv("SB_LOAD_PLUGINS", "fixture_add")
+
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch, bwrap_sandbox):
+    _install(tmp_path, monkeypatch, FIXTURE_TASK_DIR)
 
 
 @pytest.fixture
@@ -66,6 +73,12 @@ def test_no_head_start_where_the_grading_would_not_take_it(installed, started, m
     monkeypatch.setenv("SB_WARM_JUDGES", "0")
     assert start_judge_early("fixture_add", None) is None         # gradings get cold judges
     assert started == []
+
+
+def test_no_head_start_for_a_task_that_cannot_be_graded_here(tmp_path, monkeypatch, task_copy, started,
+                                                            bwrap_sandbox):
+    _install(tmp_path, monkeypatch, task_copy(deps=["sb_no_such_dependency"]))
+    assert start_judge_early("fixture_add", None) is None and started == []  # missing_deps: no judge at all
 
 
 def test_a_head_start_the_session_does_not_match_is_never_taken(installed, started, task_copy, plain_sandbox):

@@ -132,8 +132,8 @@ def _warm_judge(task: Task, sandbox: Sandbox):
 
 def start_warm_judge(task: Task, sandbox: Sandbox) -> bool:
     """Start now, idle, the warm judge a later grading of `task` in `sandbox` will take
-    (sb/grading/early.py); False when its gradings get cold judges."""
-    if not _judged_warm(task, sandbox):
+    (sb/grading/early.py); False when its gradings get cold judges or none at all."""
+    if precheck(task) is not None or not _judged_warm(task, sandbox):
         return False
     from sb.grading.warm import warm_judges
     return warm_judges().start(sandbox, _judge_view_job(task), _preimports(task))
