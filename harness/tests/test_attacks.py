@@ -780,27 +780,110 @@ def test_an_exception_from_a_judge_object_carries_no_test_source_or_compared_val
 # ---------------------------------------------------------------- ending a test's loop early
 
 
-def test_stop_iteration_from_a_call_does_not_end_a_tests_loop_early(task_copy, bwrap_sandbox):
-    """`all(map(add, ...))` in a test: a solution raising StopIteration from `add` would end
-    map silently (plain Python, no harness needed), so a call raises it as RuntimeError;
-    a solution's iterator still ends with StopIteration."""
+LOOP_MODULE = CORRECT + """
+
+def upto(n):
+    yield from range(n)
+
+
+class Counter:
+    def __init__(self):
+        self.count = 0
+
+    def step(self):
+        self.count += 1
+        return self.count
+
+    def __len__(self):
+        return self.count
+
+
+class Guard:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+"""
+LOOP_TESTS = """from adder import add, upto, Counter, Guard
+
+CASES = [(1, 2, 3), (2, 2, 4), (-1, 1, 0)]
+
+
+def test_add_over_every_case():
+    assert all(map(lambda c: add(c[0], c[1]) == c[2], CASES))
+
+
+def test_upto_counts():
+    assert list(upto(3)) == [0, 1, 2]
+
+
+def test_steps_over_every_case():
+    counter = Counter()
+    assert all(map(lambda want: counter.step() == want and len(counter) == want, [1, 2, 3]))
+
+
+def test_inside_a_guard():
+    with Guard():
+        assert add(5, 5) == 10
+"""
+
+
+def _loop_task(task_copy):
+    """A task whose tests loop over the solution's answers (map, all) and run a block
+    inside a solution's context manager, and the ids its reference passes."""
     from sb.task import load_task_dir
     folder = task_copy()
     for old in (folder / "hidden_tests").glob("test_*.py"):
         old.unlink()
-    (folder / "reference" / "adder.py").write_text(CORRECT + "\n\ndef upto(n):\n    yield from range(n)\n")
-    (folder / "starter" / "adder.py").write_text(
-        "def add(a, b):\n    raise NotImplementedError\n\n\ndef upto(n):\n    raise NotImplementedError\n")
-    (folder / "hidden_tests" / "test_loop.py").write_text(
-        "from adder import add, upto\n\nCASES = [(1, 2, 3), (2, 2, 4), (-1, 1, 0)]\n\n\n"
-        "def test_add_over_every_case():\n    assert all(map(lambda c: add(c[0], c[1]) == c[2], CASES))\n\n\n"
-        "def test_upto_counts():\n    assert list(upto(3)) == [0, 1, 2]\n")
-    (folder / "contract.yaml").write_text(
-        "- clause: add adds\n  tests: [test_loop.py::test_add_over_every_case]\n"
-        "- clause: upto counts\n  tests: [test_loop.py::test_upto_counts]\n")
-    task = load_task_dir(folder, package="loop_fixture")
-    reference = grade(task, task.reference_files, bwrap_sandbox)
+    (folder / "reference" / "adder.py").write_text(LOOP_MODULE)
+    (folder / "starter" / "adder.py").write_text(LOOP_MODULE.replace("return a + b", "raise NotImplementedError")
+                                                 .replace("yield from range(n)", "raise NotImplementedError")
+                                                 .replace("return self.count\n", "raise NotImplementedError\n", 1))
+    (folder / "hidden_tests" / "test_loop.py").write_text(LOOP_TESTS)
+    tests = ["test_add_over_every_case", "test_upto_counts", "test_steps_over_every_case", "test_inside_a_guard"]
+    (folder / "contract.yaml").write_text("".join(f"- clause: {t}\n  tests: [test_loop.py::{t}]\n" for t in tests))
+    return load_task_dir(folder, package="loop_fixture")
+
+
+def _graded_against_reference(task, solution: str, sandbox):
+    reference = grade(task, task.reference_files, sandbox)
     assert reference.passed, reference.detail
-    stopping = "def add(a, b):\n    raise StopIteration\n\n\ndef upto(n):\n    yield from range(n)\n"
-    outcome = grade(task, {"adder.py": stopping.encode()}, bwrap_sandbox, reference.test_ids)
-    assert outcome.status == Status.FAILED and outcome.failed_tests == ["test_loop.py::test_add_over_every_case"]
+    return grade(task, {"adder.py": solution.encode()}, sandbox, reference.test_ids)
+
+
+def test_stop_iteration_from_a_call_does_not_end_a_tests_loop_early(task_copy, bwrap_sandbox):
+    """`all(map(add, ...))` in a test: a solution raising StopIteration from `add` would end
+    map silently (plain Python, no harness needed), so a call raises it as RuntimeError;
+    a solution's iterator still ends with StopIteration."""
+    stopping = LOOP_MODULE.replace("def add(a, b):\n    return a + b", "def add(a, b):\n    raise StopIteration")
+    outcome = _graded_against_reference(_loop_task(task_copy), stopping, bwrap_sandbox)
+    assert outcome.status == Status.FAILED
+    assert outcome.failed_tests == ["test_loop.py::test_add_over_every_case", "test_loop.py::test_inside_a_guard"]
+
+
+def test_stop_iteration_from_any_other_request_does_not_end_a_tests_loop_early(task_copy, bwrap_sandbox):
+    """The same through a method read (`counter.step` raising before any call) and len():
+    every request but an iterator's own __next__ raises StopIteration as RuntimeError."""
+    stopping = LOOP_MODULE.replace("    def step(self):", """    def __getattribute__(self, name):
+        if name == "step":
+            raise StopIteration
+        return object.__getattribute__(self, name)
+
+    def step(self):""")
+    task = _loop_task(task_copy)
+    outcome = _graded_against_reference(task, stopping, bwrap_sandbox)
+    assert outcome.failed_tests == ["test_loop.py::test_steps_over_every_case"]
+    stopping = LOOP_MODULE.replace("    def __len__(self):\n        return self.count",
+                                   "    def __len__(self):\n        raise StopIteration")
+    outcome = _graded_against_reference(task, stopping, bwrap_sandbox)
+    assert outcome.failed_tests == ["test_loop.py::test_steps_over_every_case"]
+
+
+def test_a_solutions_exit_never_swallows_the_tests_failed_assertion(task_copy, bwrap_sandbox):
+    """`with Guard(): assert ...`: a solution's __exit__ answering True would suppress the
+    judge's AssertionError and pass a wrong add; its answer is ignored."""
+    swallowing = LOOP_MODULE.replace("return a + b", "return a + b + (a == b == 5)").replace(
+        "    def __exit__(self, *exc):\n        return None", "    def __exit__(self, *exc):\n        return True")
+    outcome = _graded_against_reference(_loop_task(task_copy), swallowing, bwrap_sandbox)
+    assert outcome.status == Status.FAILED and outcome.failed_tests == ["test_loop.py::test_inside_a_guard"]

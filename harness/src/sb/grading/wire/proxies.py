@@ -41,13 +41,7 @@ class Remote:
         self._sb_ask("delattr", name=name)
 
     def __call__(self, *args, **kwargs):
-        try:
-            return self._sb_ask("call", args=list(args), kwargs=kwargs)
-        except (StopIteration, StopAsyncIteration) as exc:
-            # Out of a call (not an iterator's __next__) it would end the caller's loop
-            # silently (`all(map(solution, cases))` true over no case): raised as
-            # RuntimeError, as Python does for one leaving a generator (PEP 479).
-            raise RuntimeError(f"the call raised {type(exc).__name__} on the other side") from exc
+        return self._sb_ask("call", args=list(args), kwargs=kwargs)
 
     def _sb_method(self, name, *args):
         if self._sb_opaque and name in OBSERVATION_DUNDERS:
@@ -58,7 +52,7 @@ class Remote:
         return self._sb_ask("method", name=name, args=list(args))
 
     def _sb_ask(self, op, **fields):
-        return self._sb_peer.request(op, handle=self._sb_handle, **fields)
+        return ask(self._sb_peer, op, handle=self._sb_handle, **fields)
 
     def __len__(self):
         return self._sb_method("__len__")
@@ -87,15 +81,20 @@ class Remote:
         return self._sb_method("__enter__")
 
     def __exit__(self, *exc_info):
-        return self._sb_method("__exit__", None, None, None) if exc_info[0] is None else \
+        """The other side's __exit__ runs; what it answers never suppresses an exception the
+        test's own block raised (an answer of True would turn a failed assertion into a pass)."""
+        if exc_info[0] is None:
+            self._sb_method("__exit__", None, None, None)
+        else:
             self._sb_method("__exit__", exc_info[0], exc_info[1], None)
+        return False
 
     def __bool__(self):
         return bool(self._sb_method("__bool__")) if self._sb_peer.truthy(self) else True
 
     def __instancecheck__(self, obj):
         return isinstance(obj, Remote) and obj._sb_peer is self._sb_peer and \
-            self._sb_peer.request("isinstance", handle=obj._sb_handle, cls=self._sb_handle) is True
+            ask(self._sb_peer, "isinstance", handle=obj._sb_handle, cls=self._sb_handle) is True
 
     def __repr__(self):
         if self._sb_opaque:
@@ -117,3 +116,16 @@ class Remote:
 
     def __reduce__(self):
         raise TypeError("a remote object cannot be pickled")
+
+
+def ask(peer, op, **fields):
+    """One request about an object on the other side. A StopIteration it raises anywhere but
+    an iterator's own __next__ (a call, an attribute or method read, len, an item...) would
+    end the test's loop around it silently (`all(map(check, cases))` true over no case), so
+    it is raised as RuntimeError, as Python does for one leaving a generator (PEP 479)."""
+    try:
+        return peer.request(op, **fields)
+    except (StopIteration, StopAsyncIteration) as exc:
+        if op == "method" and fields.get("name") == "__next__":
+            raise
+        raise RuntimeError(f"{type(exc).__name__} raised on the other side ({op})") from exc
