@@ -167,6 +167,22 @@ def test_a_starter_file_the_reference_leaves_out_is_graded_as_the_starter_has_it
     assert task.reference_files["adder.py"] != task.starter_files["adder.py"]
 
 
+@pytest.mark.parametrize("module", ["json.py", "numpy.py", "pytest.py", "_wire/__init__.py"])
+def test_a_starter_module_named_like_one_the_grading_imports_is_refused(tmp_path, module):
+    """A solution module called json (or numpy, pytest, the worker's _wire) would be served
+    by the judge in place of the real one, or not, depending on what it imported first."""
+    import shutil
+
+    from conftest import FIXTURE_TASK_DIR
+    from sb.task import load_task_dir
+    folder = tmp_path / "sb_task_fixture_add"
+    shutil.copytree(FIXTURE_TASK_DIR, folder)
+    (folder / "starter" / module).parent.mkdir(exist_ok=True)
+    (folder / "starter" / module).write_text("")
+    with pytest.raises(TaskError, match=f"starter: '{module.split('/')[0].removesuffix('.py')}' is also the name"):
+        load_task_dir(folder, package="sb_task_fixture_add")
+
+
 def _fixture_copy(tmp_path, equivalents: str):
     import shutil
 

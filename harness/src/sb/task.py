@@ -257,6 +257,25 @@ def _check_layout(task: Task) -> None:
                         "may be left out)")
     if not any(n.rsplit("/", 1)[-1].startswith("test_") for n in tree_names(task.root.joinpath("hidden_tests"))):
         raise TaskError(f"{pkg}/hidden_tests: no test_*.py file")
+    shadowing = _shadowing_modules(starter, task.meta.deps)
+    if shadowing:
+        raise TaskError(f"{pkg}/starter: {shadowing[0]!r} is also the name of a module the grading imports (the "
+                        "standard library's, a dependency's or the harness's); name the solution's module otherwise")
+
+
+# What the judge and the worker import themselves, besides the standard library and a task's
+# deps: a solution module of one of these names would be served in its place, or not, depending
+# on whether the judge imported it before the solution's hook (a warm judge preimports them).
+GRADING_MODULES = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "numpy", "torch", "triton",
+                             "sb", "_wire"})
+
+
+def _shadowing_modules(starter_names: set, deps) -> list:
+    """The starter's top-level module names that are also modules the grading imports."""
+    import sys
+    tops = {name.split("/")[0].removesuffix(".py") for name in starter_names if "/" in name or name.endswith(".py")}
+    taken = set(sys.stdlib_module_names) | GRADING_MODULES | set(deps)
+    return sorted(tops & taken)
 
 
 def tree_names(folder: Traversable) -> set:
