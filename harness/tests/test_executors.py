@@ -11,6 +11,7 @@ import subprocess
 import sys
 import signal
 import threading
+import time
 
 import pytest
 
@@ -266,6 +267,22 @@ def test_a_removal_a_writer_defeats_keeps_the_marker_and_the_next_reap_finishes_
     monkeypatch.setattr(interrupt.shutil, "rmtree", real_rmtree)
     assert interrupt.reap_orphaned_folders(str(tmp_path)) == [str(folder)]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unmarked_folder_is_removed_only_when_empty_and_unchanged_for_the_grace(tmp_path):
+    """A process killed between making its folder and marking it (or between unmarking and
+    removing it) leaves an empty unmarked folder: reaped once it has not changed for the
+    grace; a younger one (its maker may be about to mark it) or one with anything in it stays."""
+    from sb import interrupt
+    old = time.time() - interrupt.UNMARKED_GRACE_S - 1
+    abandoned, young, full = (tmp_path / f"sb-{name}" for name in ("abandoned", "young", "full"))
+    for folder in (abandoned, young, full):
+        folder.mkdir()
+    (full / "file").write_text("x")
+    for folder in (abandoned, full):
+        os.utime(folder, (old, old))
+    assert interrupt.reap_orphaned_folders(str(tmp_path)) == [str(abandoned)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sb-full", "sb-young"]
 
 
 @pytest.mark.parametrize("warm", ["0", "1"])

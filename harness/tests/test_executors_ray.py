@@ -376,13 +376,15 @@ def test_a_sweep_survives_a_killed_driver_and_a_lost_node(two_nodes, tmp_path):
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     worker = f"SB_NODE={two_nodes.marker}-worker"
     wait_for(lambda: sandboxes(scratch, worker) or resumed.poll() is not None, "a grading on the second node")
-    assert resumed.poll() is None, "the sweep ended before the second node graded anything"
+    if resumed.poll() is not None:
+        pytest.fail(f"the sweep ended (exit {resumed.returncode}) before the second node graded anything: "
+                    f"{what_ended(resumed, out)}")
     graders = set(ray_workers(worker))
     assert any(ancestors(pid) & graders for pid in sandboxes(scratch, worker)), "the grading worker is not watched"
     (raylet,) = pids_with(worker, "raylet/raylet")
     os.kill(raylet, signal.SIGKILL)
-    _, stderr = resumed.communicate(timeout=300)
-    assert resumed.returncode == 0, stderr
+    stdout, stderr = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, what_ended(resumed, out, stdout, stderr)
     assert "without token authentication" not in stderr
     wait_for(lambda: not left_running(scratch, worker), "the lost node's workers, and with them their sandboxes, "
              "to end", 60, lambda: left_running(scratch, worker))
@@ -403,13 +405,25 @@ def test_a_sweep_survives_a_killed_driver_and_a_lost_node(two_nodes, tmp_path):
     # grading on this machine does first leaves none once they have
     wait_for(lambda: not live_folder_owners(scratch), "the owners of the grading folders to end", 60,
              lambda: live_folder_owners(scratch))
-    from sb.interrupt import reap_orphaned_folders
+    from sb.interrupt import UNMARKED_GRACE_S, reap_orphaned_folders
 
     def reaped_to_nothing() -> bool:
         reap_orphaned_folders(str(scratch))
         return not left_folders(scratch)
 
-    wait_for(reaped_to_nothing, "the next reap to leave no grading folder", 30, lambda: left_folders(scratch))
+    # a lost node's worker killed between making a folder and marking it leaves it unmarked and
+    # empty: a reap removes that one once it is older than the grace
+    wait_for(reaped_to_nothing, "the next reap to leave no grading folder", 30 + UNMARKED_GRACE_S,
+             lambda: left_folders(scratch))
+
+
+def what_ended(sweep: subprocess.Popen, out: Path, stdout: str | None = None, stderr: str | None = None) -> str:
+    """An ended sweep's output and each task it did not grade, with its detail: what a failure names."""
+    if stdout is None:
+        stdout, stderr = sweep.communicate()
+    ungraded = [(e["slug"], e["status"], e.get("detail")) for d in _readable(out) for e in d["tasks"]
+                if e["status"] not in ("passed", "failed")]
+    return f"{stdout[-2000:]}\n{stderr[-2000:]}\nnot graded: {ungraded}"
 
 
 def left_folders(scratch: Path) -> dict:

@@ -18,6 +18,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from contextlib import contextmanager
 
 _lock = threading.Lock()
@@ -108,6 +109,7 @@ def clean_up() -> None:
 
 
 OWNER_MARKER = ".sb-owner"
+UNMARKED_GRACE_S = 60  # far beyond the moment between mkdtemp and writing the marker, even on a loaded machine
 
 
 def _process_identity(pid: int) -> str | None:
@@ -145,8 +147,10 @@ def _mark_owner(path: str) -> None:
 
 def reap_orphaned_folders(parent: str | None = None) -> list:
     """Remove the `sb-*` folders under `parent` (the temporary folder) whose owning process
-    is gone from this machine's pid namespace; returns what was removed. Folders without a
-    marker, or owned by a live process or another namespace, are never touched."""
+    is gone from this machine's pid namespace; returns what was removed. Folders owned by a
+    live process or another namespace are never touched, nor is a folder without a marker
+    unless it is empty and has not changed for UNMARKED_GRACE_S (what a process killed
+    between making the folder and marking it, or between unmarking and removing it, leaves)."""
     parent = parent or tempfile.gettempdir()
     own = (_process_identity(os.getpid()) or "").split(" ")
     namespace = own[2] if len(own) >= 3 else None
@@ -160,11 +164,25 @@ def reap_orphaned_folders(parent: str | None = None) -> list:
         try:
             owner = open(os.path.join(folder, OWNER_MARKER)).read().strip()
         except OSError:
+            if _remove_if_abandoned(folder):
+                removed.append(folder)
             continue
         if _orphaned(owner, namespace):
             remove_marker_last(folder)
             removed.append(folder)
     return removed
+
+
+def _remove_if_abandoned(folder: str) -> bool:
+    """rmdir removes only an empty folder, atomically: nothing in one is ever lost, and a
+    maker that stalled past the grace fails loudly when it writes its marker."""
+    try:
+        if time.time() - os.stat(folder).st_mtime < UNMARKED_GRACE_S:
+            return False
+        os.rmdir(folder)
+    except OSError:
+        return False
+    return True
 
 
 def remove_marker_last(folder: str) -> None:
