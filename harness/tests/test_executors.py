@@ -269,6 +269,47 @@ def test_a_removal_a_writer_defeats_keeps_the_marker_and_the_next_reap_finishes_
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_sandbox_whose_grader_died_before_its_death_signal_was_set_runs_nothing(monkeypatch):
+    """The grader killed between the fork and the prctl sends no death signal: the child sees
+    another parent than the one that made it and ends before it runs anything."""
+    from sb.sandbox import process
+    monkeypatch.setattr(process.os, "getpid", lambda: 1)  # the child's parent is not this one: the grader is gone
+    orphan_check = process._death_signal_setter()
+    monkeypatch.undo()
+    ran = subprocess.run([sys.executable, "-c", "print('ran')"], preexec_fn=orphan_check, capture_output=True,
+                         text=True)
+    assert (ran.returncode, ran.stdout) == (128 + signal.SIGKILL, "")
+    kept = subprocess.run([sys.executable, "-c", "print('ran')"], preexec_fn=process._death_signal_setter(),
+                          capture_output=True, text=True)
+    assert (kept.returncode, kept.stdout) == (0, "ran\n")
+
+
+def test_a_sandbox_whose_folder_or_owner_is_gone_is_killed_by_the_next_reap(tmp_path):
+    """A grader killed while bubblewrap set up a sandbox leaves the sandbox's first process
+    blocked for good: a reap kills a sandbox process that names a gone folder, or one whose
+    owner is gone, never one whose folder is live or still being made."""
+    from sb import interrupt
+    namespace = os.readlink("/proc/self/ns/pid")
+    folders = {name: tmp_path / f"sb-{name}" for name in ("gone", "dead-owner", "live", "young")}
+    for name in ("dead-owner", "live", "young"):
+        folders[name].mkdir()
+    (folders["dead-owner"] / interrupt.OWNER_MARKER).write_text(f"999999999 1 {namespace}")  # no such process
+    interrupt._mark_owner(str(folders["live"]))
+    sandboxes = {name: subprocess.Popen(["bwrap", "-c", "import time; time.sleep(120)", "--bind",
+                                         f"{folder}/solution", "/work"], executable=sys.executable)
+                 for name, folder in folders.items()}
+    try:
+        killed = interrupt.kill_abandoned_sandboxes(str(tmp_path), namespace)
+        assert sorted(killed) == sorted(sandboxes[n].pid for n in ("gone", "dead-owner"))
+        for name, proc in sandboxes.items():
+            assert (proc.wait(timeout=10) == -signal.SIGKILL) if name in ("gone", "dead-owner") else proc.poll() is None
+    finally:
+        for proc in sandboxes.values():
+            proc.kill()
+            proc.wait()
+
+
 def test_an_unmarked_folder_is_removed_only_when_empty_and_unchanged_for_the_grace(tmp_path):
     """A process killed between making its folder and marking it (or between unmarking and
     removing it) leaves an empty unmarked folder: reaped once it has not changed for the

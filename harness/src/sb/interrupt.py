@@ -24,7 +24,7 @@ from contextlib import contextmanager
 _lock = threading.Lock()
 _groups: set = set()
 _folders: set = set()
-_state = {"handling": False, "note": ""}
+_state = {"handling": False, "note": "", "sandboxes_reaped": False}
 
 
 def track_group(pgid: int) -> None:
@@ -170,7 +170,60 @@ def reap_orphaned_folders(parent: str | None = None) -> list:
         if _orphaned(owner, namespace):
             remove_marker_last(folder)
             removed.append(folder)
+    if removed or not _state["sandboxes_reaped"]:
+        _state["sandboxes_reaped"] = True
+        kill_abandoned_sandboxes(parent, namespace)
     return removed
+
+
+def kill_abandoned_sandboxes(parent: str, namespace: str | None) -> list[int]:
+    """Kill each sandbox process (bubblewrap, the judge or worker program) whose command line
+    names an `sb-*` folder under `parent` that is gone or whose owner is gone; returns their
+    pids. A grader killed while bubblewrap sets a sandbox up leaves the sandbox's first
+    process blocked for good on a signal from the bubblewrap that died with the grader; no
+    death signal reaches it. Run by a command's first reap and by any reap that removed a folder."""
+    killed: list[int] = []
+    prefix = os.path.join(parent, "sb-").encode()
+    for entry in _listdir_quietly("/proc"):
+        try:
+            argv = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0") if entry.isdigit() else []
+        except OSError:
+            continue
+        if not argv or not _is_sandbox(argv) or not any(_abandoned(f, namespace) for f in _folders_named(argv, prefix)):
+            continue
+        try:
+            os.kill(int(entry), signal.SIGKILL)
+            killed.append(int(entry))
+        except (ProcessLookupError, PermissionError):
+            pass
+    return killed
+
+
+def _is_sandbox(argv: list[bytes]) -> bool:
+    return os.path.basename(argv[0]) == b"bwrap" or any(
+        a.endswith((b"/judge_process.py", b"/worker_process.py")) for a in argv)
+
+
+def _folders_named(argv: list[bytes], prefix: bytes) -> set[str]:
+    named = set()
+    for arg in argv:
+        at = arg.find(prefix)
+        while at >= 0:
+            rest = arg[at + len(prefix):]
+            named.add(os.fsdecode(prefix + rest.split(b"/", 1)[0].split(b":", 1)[0]))
+            at = arg.find(prefix, at + 1)
+    return named
+
+
+def _abandoned(folder: str, namespace: str | None) -> bool:
+    """Gone, or marked by an owner that is gone; a folder without a marker may be being made."""
+    try:
+        owner = open(os.path.join(folder, OWNER_MARKER)).read().strip()
+    except FileNotFoundError:
+        return not os.path.isdir(folder)
+    except OSError:
+        return False
+    return _orphaned(owner, namespace)
 
 
 def _remove_if_abandoned(folder: str) -> bool:

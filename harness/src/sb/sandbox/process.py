@@ -59,12 +59,21 @@ PR_SET_PDEATHSIG = 1
 
 
 def _death_signal_setter():
-    """prctl(PR_SET_PDEATHSIG, SIGKILL): the child dies with the grader, even under SIGKILL."""
+    """prctl(PR_SET_PDEATHSIG, SIGKILL): the child dies with the grader, even under SIGKILL.
+    A grader killed between the fork and the prctl sends no signal (a lost Ray node's worker
+    is killed while it starts sandboxes): a child whose parent is already another process
+    ends itself before it runs anything."""
     if not sys.platform.startswith("linux"):
         return lambda: None
     import ctypes
     prctl = ctypes.CDLL(None, use_errno=True).prctl
-    return lambda: prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    parent = os.getpid()
+
+    def set_death_signal():
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(128 + signal.SIGKILL)
+    return set_death_signal
 
 
 def run_process(argv: list, job: Job, isolation: str, preexec=None) -> Completed:
