@@ -310,6 +310,40 @@ def test_a_sandbox_whose_folder_or_owner_is_gone_is_killed_by_the_next_reap(tmp_
             proc.wait()
 
 
+def test_a_sandbox_whose_folder_exists_where_it_runs_is_never_killed(tmp_path, bwrap_sandbox):
+    """A container's sandbox names a folder of the container's own /tmp, which the host
+    cannot see: the reap judges the folder as the sandbox sees it too, and keeps it."""
+    from sb import interrupt
+    folder = tmp_path / "sb-elsewhere"
+    code = ("import os, sys\nos.makedirs(os.environ['F'])\n"
+            "os.execv(sys.executable, ['bwrap', '-c', 'import time; time.sleep(120)', os.environ['F']])")
+    container = subprocess.Popen(["bwrap", "--unshare-all", "--die-with-parent", "--dev-bind", "/", "/",
+                                  "--tmpfs", str(tmp_path), sys.executable, "-c", code],
+                                 env={**os.environ, "F": str(folder)})
+    try:
+        def inside() -> list:
+            return [int(e) for e in os.listdir("/proc") if e.isdigit() and _cmdline(e).startswith(b"bwrap\0")
+                    and str(folder).encode() in _cmdline(e)]
+        deadline = time.monotonic() + 30
+        while not inside():
+            assert time.monotonic() < deadline and container.poll() is None, "the container's sandbox never started"
+            time.sleep(0.05)
+        assert not folder.exists()  # gone as the host sees it
+        namespace = os.readlink("/proc/self/ns/pid")
+        assert interrupt.kill_abandoned_sandboxes(str(tmp_path), namespace) == []
+        assert inside() and container.poll() is None
+    finally:
+        container.kill()
+        container.wait()
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read()
+    except OSError:
+        return b""
+
+
 def test_an_unmarked_folder_is_removed_only_when_empty_and_unchanged_for_the_grace(tmp_path):
     """A process killed between making its folder and marking it (or between unmarking and
     removing it) leaves an empty unmarked folder: reaped once it has not changed for the

@@ -189,7 +189,10 @@ def kill_abandoned_sandboxes(parent: str, namespace: str | None) -> list[int]:
             argv = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0") if entry.isdigit() else []
         except OSError:
             continue
-        if not argv or not _is_sandbox(argv) or not any(_abandoned(f, namespace) for f in _folders_named(argv, prefix)):
+        folders = _folders_named(argv, prefix) if argv and _is_sandbox(argv) else set()
+        # abandoned as this process sees the folder and as the sandbox does: a container's
+        # sandbox names its own /tmp, which this command cannot see
+        if not any(_abandoned(f, namespace) and _abandoned(f"/proc/{entry}/root{f}", namespace) for f in folders):
             continue
         try:
             os.kill(int(entry), signal.SIGKILL)
