@@ -181,7 +181,7 @@ def kill_abandoned_sandboxes(parent: str, namespace: str | None) -> list[int]:
     names an `sb-*` folder under `parent` that is gone or whose owner is gone; returns their
     pids. A grader killed while bubblewrap sets a sandbox up leaves the sandbox's first
     process blocked for good on a signal from the bubblewrap that died with the grader; no
-    death signal reaches it. Run by a command's first reap and by any reap that removed a folder."""
+    death signal reaches it. Run by a process's first reap and by any reap that removed a folder."""
     killed: list[int] = []
     prefix = os.path.join(parent, "sb-").encode()
     for entry in _listdir_quietly("/proc"):
