@@ -53,6 +53,7 @@ class Format:
         self.ladder_bits = [b for _, b in ladder]
         self.finite_bits = [b for b, v in self.value.items() if isinstance(v, Fraction)]
         self.nan_bits = [b for b, v in self.value.items() if v == "nan"]
+        self.inf_bits = [b for b, v in self.value.items() if v == "inf"]
 
     def _decode(self, bits):
         s = bits >> (self.E + self.M)
@@ -72,7 +73,7 @@ class Format:
     # ---- parsing -------------------------------------------------------------------
     def overflow_bits(self, negative):
         if self.ieee:
-            mag = [b for b, v in self.value.items() if v == "inf"][0]
+            mag = self.inf_bits[0]
         else:
             mag = CANONICAL_NAN[self.name]
         return mag | (self.sign_bit if negative else 0)

@@ -38,19 +38,15 @@ class _Format:
 
     def round(self, num, den):
         """Bits of the positive value num/den, rounded to nearest even, overflow applied."""
-        e = num.bit_length() - den.bit_length()     # num/den is in [2^(e-1), 2^(e+1))
-        if (num < den << e) if e >= 0 else (num << -e < den):
+        e = num.bit_length() - den.bit_length()     # num/den is in (2^(e-1), 2^(e+1))
+        if num << max(-e, 0) < den << max(e, 0):
             e -= 1                                  # now 2^e <= num/den < 2^(e+1)
         emin = 1 - self.bias
         e = max(e, emin)
         shift = e - self.M                          # the spacing of the values here is 2^shift
-        if shift >= 0:
-            q, r = divmod(num, den << shift)
-            half = den << shift
-        else:
-            q, r = divmod(num << -shift, den)
-            half = den
-        if 2 * r > half or (2 * r == half and q & 1):
+        a, b = num << max(-shift, 0), den << max(shift, 0)
+        q, r = divmod(a, b)                         # num/den = (q + r/b) * 2^shift
+        if 2 * r > b or (2 * r == b and q & 1):
             q += 1                                  # a carry to 2^(M+1) moves to the next binade
         bits = ((e - emin) << self.M) + q
         return self.overflow() if bits > self.max_finite else bits
@@ -80,18 +76,14 @@ def decimal_to_bits(text, fmt):
     exp10 = int(number.group(5) or "0") - len(fraction)
     if digits == 0:
         return sign
-    if exp10 >= 0:
-        return sign | f.round(digits * 10 ** exp10, 1)
-    return sign | f.round(digits, 10 ** -exp10)
+    return sign | f.round(digits * 10 ** max(exp10, 0), 10 ** max(-exp10, 0))
 
 
 def _floor_log10(num, den):
     """The integer L with 10^L <= num/den < 10^(L+1)."""
-    L = len(str(num)) - len(str(den))
-    while (num < den * 10 ** L) if L >= 0 else (num * 10 ** -L < den):
+    L = len(str(num)) - len(str(den))              # num/den is in (10^(L-1), 10^(L+1))
+    if num * 10 ** max(-L, 0) < den * 10 ** max(L, 0):
         L -= 1
-    while (num >= den * 10 ** (L + 1)) if L + 1 >= 0 else (num * 10 ** -(L + 1) >= den):
-        L += 1
     return L
 
 
@@ -104,11 +96,8 @@ def _shortest(low, v, high, den, closed):
         best = None
         for lead in decades:
             q = lead - p + 1                        # p-digit numbers n * 10^q in [10^lead, 10^(lead+1))
-            if q >= 0:
-                unit, scale = den * 10 ** q, 1
-            else:
-                unit, scale = den, 10 ** -q
-            lo, hi, at = low * scale, high * scale, v * scale
+            unit, scale = den * 10 ** max(q, 0), 10 ** max(-q, 0)
+            lo, hi, at = low * scale, high * scale, v * scale   # n * 10^q = n * unit / (den * scale)
             n_min, n_max = -(-lo // unit), hi // unit
             if not closed:
                 n_min += lo % unit == 0
@@ -153,10 +142,7 @@ def bits_to_decimal(bits, fmt):
     # value = c * 2^k; in units of 2^(k-2) it is 4c, the midpoint above is 4c + 2 and the one
     # below 4c - 2, or 4c - 1 at a power of two above the smallest normal (half the spacing)
     below = 1 if m == 0 and field > 1 else 2
-    if k >= 2:
-        scale, den = 1 << (k - 2), 1
-    else:
-        scale, den = 1, 1 << (2 - k)
+    scale, den = 1 << max(k - 2, 0), 1 << max(2 - k, 0)
     n, q = _shortest((4 * c - below) * scale, 4 * c * scale, (4 * c + 2) * scale, den, c % 2 == 0)
     text = repr(float(f"{n}e{q}"))
     return "-" + text if negative else text
