@@ -12,6 +12,7 @@ import sys
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -291,16 +292,20 @@ def test_a_sandbox_whose_folder_or_owner_is_gone_is_killed_by_the_next_reap(tmp_
     owner is gone, never one whose folder is live or still being made."""
     from sb import interrupt
     namespace = os.readlink("/proc/self/ns/pid")
-    folders = {name: tmp_path / f"sb-{name}" for name in ("gone", "dead-owner", "live", "young")}
-    for name in ("dead-owner", "live", "young"):
-        folders[name].mkdir()
+    parent = tmp_path / "tmp"
+    folders = {name: parent / f"sb-{name}" for name in ("gone", "dead-owner", "live", "young")}
+    # a live folder of another temporary folder whose path contains this one's: never this reap's
+    folders["nested"] = Path(f"{tmp_path}/home{parent}/sb-nested")
+    for name in ("dead-owner", "live", "young", "nested"):
+        folders[name].mkdir(parents=True)
     (folders["dead-owner"] / interrupt.OWNER_MARKER).write_text(f"999999999 1 {namespace}")  # no such process
-    interrupt._mark_owner(str(folders["live"]))
+    for name in ("live", "nested"):
+        interrupt._mark_owner(str(folders[name]))
     sandboxes = {name: subprocess.Popen(["bwrap", "-c", "import time; time.sleep(120)", "--bind",
                                          f"{folder}/solution", "/work"], executable=sys.executable)
                  for name, folder in folders.items()}
     try:
-        killed = interrupt.kill_abandoned_sandboxes(str(tmp_path), namespace)
+        killed = interrupt.kill_abandoned_sandboxes(str(parent), namespace)
         assert sorted(killed) == sorted(sandboxes[n].pid for n in ("gone", "dead-owner"))
         for name, proc in sandboxes.items():
             assert (proc.wait(timeout=10) == -signal.SIGKILL) if name in ("gone", "dead-owner") else proc.poll() is None

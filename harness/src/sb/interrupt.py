@@ -208,13 +208,14 @@ def _is_sandbox(argv: list[bytes]) -> bool:
 
 
 def _folders_named(argv: list[bytes], prefix: bytes) -> set[str]:
+    """The `sb-*` folders under the reaped parent that `argv` names: each path that starts
+    an argument or follows a `=` or `:` (never a longer path that merely contains the
+    parent's, like another command's `TMPDIR=/home/x/tmp` under a reap of `/tmp`)."""
     named = set()
     for arg in argv:
-        at = arg.find(prefix)
-        while at >= 0:
-            rest = arg[at + len(prefix):]
-            named.add(os.fsdecode(prefix + rest.split(b"/", 1)[0].split(b":", 1)[0]))
-            at = arg.find(prefix, at + 1)
+        for piece in arg.replace(b"=", b":").split(b":"):
+            if piece.startswith(prefix):
+                named.add(os.fsdecode(prefix + piece[len(prefix):].split(b"/", 1)[0]))
     return named
 
 
