@@ -305,7 +305,7 @@ def test_a_sandbox_whose_folder_or_owner_is_gone_is_killed_by_the_next_reap(tmp_
                                          f"{folder}/solution", "/work"], executable=sys.executable)
                  for name, folder in folders.items()}
     try:
-        killed = interrupt.kill_abandoned_sandboxes(str(parent), namespace)
+        killed = interrupt.kill_abandoned_sandboxes(str(parent))
         assert sorted(killed) == sorted(sandboxes[n].pid for n in ("gone", "dead-owner"))
         for name, proc in sandboxes.items():
             assert (proc.wait(timeout=10) == -signal.SIGKILL) if name in ("gone", "dead-owner") else proc.poll() is None
@@ -334,8 +334,7 @@ def test_a_sandbox_whose_folder_exists_where_it_runs_is_never_killed(tmp_path, b
             assert time.monotonic() < deadline and container.poll() is None, "the container's sandbox never started"
             time.sleep(0.05)
         assert not folder.exists()  # gone as the host sees it
-        namespace = os.readlink("/proc/self/ns/pid")
-        assert interrupt.kill_abandoned_sandboxes(str(tmp_path), namespace) == []
+        assert interrupt.kill_abandoned_sandboxes(str(tmp_path)) == []
         assert inside() and container.poll() is None
     finally:
         container.kill()

@@ -391,8 +391,7 @@ def test_a_sweep_survives_a_killed_driver_and_a_lost_node(two_nodes, tmp_path):
     from sb.interrupt import kill_abandoned_sandboxes
     wait_for(lambda: not ray_workers(worker), "the lost node's workers to end", 60,
              lambda: left_running(scratch, worker))
-    namespace = os.readlink("/proc/self/ns/pid")
-    wait_for(lambda: not (kill_abandoned_sandboxes(str(scratch), namespace) or left_running(scratch, worker)),
+    wait_for(lambda: not (kill_abandoned_sandboxes(str(scratch)) or left_running(scratch, worker)),
              "the lost node's sandboxes to end", 60, lambda: left_running(scratch, worker))
 
     (final,) = results_of(out)

@@ -152,8 +152,7 @@ def reap_orphaned_folders(parent: str | None = None) -> list:
     unless it is empty and has not changed for UNMARKED_GRACE_S (what a process killed
     between making the folder and marking it, or between unmarking and removing it, leaves)."""
     parent = parent or tempfile.gettempdir()
-    own = (_process_identity(os.getpid()) or "").split(" ")
-    namespace = own[2] if len(own) >= 3 else None
+    namespace = _own_namespace()
     removed: list[str] = []
     try:
         names = [n for n in os.listdir(parent) if n.startswith("sb-")]
@@ -176,13 +175,19 @@ def reap_orphaned_folders(parent: str | None = None) -> list:
     return removed
 
 
-def kill_abandoned_sandboxes(parent: str, namespace: str | None) -> list[int]:
+def _own_namespace() -> str | None:
+    own = (_process_identity(os.getpid()) or "").split(" ")
+    return own[2] if len(own) >= 3 else None
+
+
+def kill_abandoned_sandboxes(parent: str, namespace: str | None = None) -> list[int]:
     """Kill each sandbox process (bubblewrap, the judge or worker program) whose command line
     names an `sb-*` folder under `parent` that is gone or whose owner is gone; returns their
     pids. A grader killed while bubblewrap sets a sandbox up leaves the sandbox's first
     process blocked for good on a signal from the bubblewrap that died with the grader; no
     death signal reaches it. Run by a process's first reap and by any reap that removed a folder."""
     killed: list[int] = []
+    namespace = namespace or _own_namespace()
     prefix = os.path.join(parent, "sb-").encode()
     for entry in _listdir_quietly("/proc"):
         try:
