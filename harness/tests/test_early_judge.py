@@ -1,6 +1,7 @@
-"""`sb grade`'s head start (sb/grading/early.py): the judge its grading takes is started from
-the task's own entry point before the command loads its plugins; the verdict is unchanged,
-and a judge the session's choices do not match is never taken."""
+"""`sb grade`'s head start (sb/grading/early.py, sb/entry.py): the judge its grading takes is
+started from the task's own entry point before the command loads its plugins, or from the
+one the last `sb grade` of the task remembered before anything else is imported; the
+verdict is unchanged, and a judge the session's choices do not match is never taken."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import sys
 import pytest
 
 from conftest import FIXTURE_TASK_DIR, fake_install
-from sb.grading import warm
-from sb.grading.early import same_sandbox, start_judge_early
+from sb import entry
+from sb.grading import early, warm
+from sb.grading.early import same_sandbox, start_judge_early, start_remembered_judge
 from sb.outcome import Status
 
 GOOD = {"adder.py": b"def add(a, b):\n    return a + b\n"}
@@ -101,3 +103,74 @@ def test_sb_grade_starts_its_judge_first(installed, started, tmp_path):
         main(["grade", "fixture_add", str(folder)])
     assert ended.value.code == 0
     assert len(started) == 1 and started[0].served >= 1
+
+
+def _answer(tmp_path, files) -> str:
+    folder = tmp_path / "answer"
+    folder.mkdir(exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    return str(folder)
+
+
+def _sb_grade(argv: list) -> int:
+    from sb.cli import main
+    with pytest.raises(SystemExit) as ended:
+        main(argv)
+    return ended.value.code
+
+
+@pytest.fixture
+def launched(monkeypatch, tmp_path):
+    """The console script's head starts of this test only, and its own memory of judges."""
+    monkeypatch.setenv("SB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(early, "_launched", {})
+    return early._launched
+
+
+def test_the_next_sb_grade_takes_the_judge_the_last_one_remembered(installed, started, launched, tmp_path):
+    answer = _answer(tmp_path, GOOD)
+    assert _sb_grade(["grade", "fixture_add", answer]) == 0  # remembers its judge
+    started.clear()
+    start_remembered_judge("fixture_add")  # what sb/entry.py does before importing the CLI
+    assert len(started) == 1 and "fixture_add" in launched
+    assert _sb_grade(["grade", "fixture_add", answer]) == 0
+    assert len(started) == 1 and started[0].served >= 1  # the remembered judge graded it; no other started
+
+
+def test_a_remembered_judge_the_session_does_not_match_is_never_taken_and_is_rewritten(
+        installed, started, launched, tmp_path):
+    import json
+    answer = _answer(tmp_path, WRONG)
+    assert _sb_grade(["grade", "fixture_add", answer]) == 0
+    path = early._memory_path("fixture_add")
+    right = json.loads(path.read_text())
+    for field, value in (("env", {**right["template"]["env"], "PYTHONHASHSEED": "1"}),
+                         ("readable", right["template"]["readable"][1:]), ("memory_mb", 1)):
+        wrong = {**right, "template": {**right["template"], field: value}}
+        path.write_text(json.dumps(wrong))
+        started.clear()
+        launched.clear()
+        start_remembered_judge("fixture_add")
+        assert len(started) == 1
+        assert _sb_grade(["grade", "fixture_add", answer]) == 0
+        assert started[0].served == 0 and len(started) == 2, field  # the session's own judge graded it
+        assert json.loads(path.read_text()) == right  # remembered again as the session worked it out
+
+
+def test_no_remembered_head_start_without_a_usable_memory(installed, started, launched, monkeypatch):
+    start_remembered_judge("fixture_add")  # nothing remembered yet
+    early._memory_path("fixture_add").parent.mkdir(parents=True, exist_ok=True)
+    early._memory_path("fixture_add").write_text("{not json")
+    start_remembered_judge("fixture_add")
+    start_remembered_judge("../fixture_add")  # never a path of the caller's choosing
+    assert started == [] and launched == {}
+
+
+def test_the_console_script_guesses_only_for_one_task_in_the_default_sandbox():
+    assert entry.graded_slug(["grade", "softmax", "out"]) == "softmax"
+    assert entry.graded_slug(["grade", "softmax", "out", "--json", "--isolation", "bwrap"]) == "softmax"
+    assert entry.graded_slug(["grade", "softmax", "out", "--isolation=bwrap"]) == "softmax"
+    for args in (["grade", "softmax", "out", "--isolation", "none"], ["grade", "softmax", "out", "--help"],
+                 ["grade", "--json", "softmax", "out"], ["grade", "softmax"], ["run", "softmax", "out"], []):
+        assert entry.graded_slug(args) is None, args

@@ -347,10 +347,10 @@ def _nothing_measured(entries: list) -> str:
 @click.option("--json", "as_json", is_flag=True)
 def grade(slug, directory, isolation, as_json):
     """Grade DIRECTORY as a solver's output for task SLUG."""
-    from sb.api import grade_files
-    from sb.grading.early import same_sandbox, start_judge_early
-    from sb.solver_output import read_solver_output
+    from sb.grading.early import remember_judge, same_sandbox, start_judge_early
     early = start_judge_early(slug, isolation)  # while the plugins load below
+    from sb.api import grade_files
+    from sb.solver_output import read_solver_output
     task = _task(slug)
     sandbox = same_sandbox(early, _sandbox(isolation, trusted=False))
     output = read_solver_output(directory, task.starter_files)
@@ -362,6 +362,7 @@ def grade(slug, directory, isolation, as_json):
     else:
         from sb.report.terminal import print_grade
         print_grade(outcome)
+    remember_judge(task, sandbox)  # the next `sb grade` of this task starts it first (sb/entry.py)
     sys.exit(1 if outcome.status.value in ("collection_error", "harness_error", "device_stall") else 0)
 
 

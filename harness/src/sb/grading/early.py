@@ -8,11 +8,23 @@ task's own entry point first. It is a head start and nothing more: the grading t
 only when everything its key holds (the sandbox, the view, the hidden folder, the limits,
 the imports: warm.py) equals what the command's session resolved; a judge not taken is
 closed unused with the command's other warm judges.
+
+Reading the task's entry point still costs the imports of the pipeline and the task
+package (about 0.1 s). So each `sb grade` also remembers, in the cache folder, the judge
+its grading took, and the next `sb grade` of that task starts it from the console script
+(sb/entry.py) before importing anything else. A remembered judge is a guess like any
+head start: taken only when its key equals the session's, and rewritten when it differs.
 """
 
 from __future__ import annotations
 
-from sb.sandbox.base import Sandbox
+import json
+import os
+from pathlib import Path
+
+from sb.sandbox.base import Job, Sandbox
+
+_launched: dict = {}  # slug -> the sandbox whose remembered judge the console script started
 
 
 def start_judge_early(slug: str, isolation: str | None) -> Sandbox | None:
@@ -21,6 +33,8 @@ def start_judge_early(slug: str, isolation: str | None) -> Sandbox | None:
     from sb.sandbox.bwrap import BwrapSandbox
     if isolation not in (None, BwrapSandbox.name) or BwrapSandbox.unavailable_reason():
         return None
+    if slug in _launched:
+        return _launched[slug]
     try:
         task = _registered_task(slug)
         sandbox = BwrapSandbox()
@@ -48,3 +62,77 @@ def _registered_task(slug: str):
     found: list = []
     register_tasks(register=found.append)
     return next((task for task in found if getattr(task, "slug", None) == slug), None)
+
+
+def start_remembered_judge(slug: str) -> None:
+    """The console script's head start: the judge the last `sb grade` of `slug` took,
+    started in the default sandbox from the remembered file alone (no plugin, no task
+    package read). Anything missing or unexpected: no head start, and nothing said."""
+    if os.environ.get("SB_WARM_JUDGES", "1") == "0":
+        return
+    try:
+        remembered = json.loads(_memory_path(slug).read_text())
+        template, preimports = _job(remembered["template"]), [str(n) for n in remembered["preimports"]]
+        from sb.sandbox.bwrap import BwrapSandbox
+        if BwrapSandbox.unavailable_reason() or template.devices:
+            return
+        sandbox = BwrapSandbox()
+        from sb.grading.warm import warm_judges
+        if warm_judges().start(sandbox, template, preimports):
+            _launched[slug] = sandbox
+    except Exception:  # noqa: BLE001 - a head start only: the command's own path meets and reports any error
+        return
+
+
+def remember_judge(task, sandbox: Sandbox) -> None:
+    """Keep, for the next `sb grade` of `task`, the judge a grading of it in `sandbox`
+    takes; only where the head start would apply (bwrap, a warm judge, gradable here)."""
+    from sb.grading.pipeline import _judge_view_job, _judged_warm, _preimports, precheck
+    from sb.sandbox.bwrap import BwrapSandbox
+    if type(sandbox) is not BwrapSandbox or not _judged_warm(task, sandbox) or precheck(task) is not None:
+        return
+    template = _judge_view_job(task)
+    data = {"template": {name: _plain(getattr(template, name)) for name in _REMEMBERED_FIELDS},
+            "preimports": _preimports(task)}
+    path = _memory_path(task.slug)
+    try:
+        if path.exists() and json.loads(path.read_text()) == data:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        try:
+            partial.write_text(json.dumps(data))
+            os.replace(partial, path)  # a reader sees the old file or the new one, never half of one
+        finally:
+            partial.unlink(missing_ok=True)
+    except (OSError, ValueError):
+        return  # no memory kept: the next command starts its judge from the entry point
+
+
+# Every field of a judge's template that its warm judge uses (warm.py's key holds them all).
+_REMEMBERED_FIELDS = ("env", "timeout_s", "readable", "masked", "hidden", "devices", "memory_mb",
+                      "max_processes", "max_file_mb", "private_writes_mb")
+
+
+def _plain(value):
+    """JSON's form of a template field: a tuple of paths as a list of strings."""
+    return [str(item) for item in value] if isinstance(value, tuple) else value
+
+
+def _job(fields: dict) -> Job:
+    def paths(name: str) -> tuple:
+        return tuple(str(p) for p in fields[name])
+
+    env = {str(k): str(v) for k, v in dict(fields["env"]).items()}
+    private = fields["private_writes_mb"]
+    return Job(argv=[], cwd=Path("/"), env=env, timeout_s=float(fields["timeout_s"]), readable=paths("readable"),
+               masked=paths("masked"), hidden=paths("hidden"), devices=paths("devices"),
+               memory_mb=int(fields["memory_mb"]), max_processes=int(fields["max_processes"]),
+               max_file_mb=int(fields["max_file_mb"]), private_writes_mb=None if private is None else int(private))
+
+
+def _memory_path(slug: str) -> Path:
+    if not slug.replace("_", "").replace("-", "").isalnum():
+        raise ValueError(f"not a task name: {slug!r}")  # never a path of the user's choosing
+    from sb.grading.expected import cache_dir
+    return cache_dir() / "judges" / f"{slug}.json"

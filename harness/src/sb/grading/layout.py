@@ -12,8 +12,10 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sb.task import FileSet, Task
+if TYPE_CHECKING:  # annotations only: a warm judge's program is read without the task model's imports
+    from sb.task import FileSet, Task
 
 PY_FLAGS = ("-s", "-B", "-P")
 JUDGE_HELPERS = ("source_checks.py", "sqlite_facade.py", "solver_tests.py",  # task authors' tools (standalone),

@@ -258,9 +258,12 @@ def _too_long(template: Job) -> bool:
 
 
 def _key(sandbox: Sandbox, job: Job, preimports: list) -> tuple:
-    """The sandbox instance itself (a judge holds it, so its id is never reused meanwhile)."""
-    return (id(sandbox), tuple(job.readable), tuple(job.masked), tuple(job.hidden), tuple(job.devices),
-            job.memory_mb, job.max_processes, job.max_file_mb, tuple(preimports))
+    """The sandbox instance itself (a judge holds it, so its id is never reused meanwhile)
+    and every field of the template the warm judge uses: a judge started from a remembered
+    template (early.py) is taken only where it equals the one the session worked out."""
+    paths = tuple(tuple(str(p) for p in field) for field in (job.readable, job.masked, job.hidden, job.devices))
+    return (id(sandbox), tuple(sorted(job.env.items())), job.timeout_s, paths, job.memory_mb, job.max_processes,
+            job.max_file_mb, job.private_writes_mb, tuple(preimports))
 
 
 _JUDGES: WarmJudges | None = None
