@@ -341,6 +341,129 @@ def test_a_sandbox_whose_folder_exists_where_it_runs_is_never_killed(tmp_path, b
         container.wait()
 
 
+def _in_time(call, seconds: float = 20):
+    """`call()`'s result, failing the test if it has not returned within `seconds`."""
+    import threading
+    result: list = []
+    thread = threading.Thread(target=lambda: result.append(call()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"{call} still running after {seconds} s"
+    return result[0]
+
+
+@pytest.mark.parametrize("planted", ["fifo", "endless", "not_utf8", "huge"])
+def test_a_marker_planted_by_a_sandbox_or_another_user_never_blocks_floods_or_breaks_a_reap(tmp_path, planted):
+    """A sandbox's own /tmp, or another user's folder, may hold in a marker's place a FIFO
+    (an open that blocks), a link to an endless file, bytes that are not text or a huge
+    file: the reap reads none of them as a marker, keeps the folder and carries on."""
+    from sb import interrupt
+    parent = tmp_path / "tmp"
+    folder = parent / "sb-planted"
+    folder.mkdir(parents=True)
+    marker = folder / interrupt.OWNER_MARKER
+    if planted == "fifo":
+        os.mkfifo(marker)
+    elif planted == "endless":
+        marker.symlink_to("/dev/zero")
+    elif planted == "not_utf8":
+        marker.write_bytes(b"\xff\xfe 1 2")
+    else:
+        marker.write_bytes(b"9" * (8 << 20))
+    namespace = os.readlink("/proc/self/ns/pid")
+    sandbox = subprocess.Popen(["bwrap", "-c", "import time; time.sleep(120)", f"{folder}/solution"],
+                               executable=sys.executable)
+    try:
+        assert _in_time(lambda: interrupt.reap_orphaned_folders(str(parent))) == []
+        assert _in_time(lambda: interrupt.kill_abandoned_sandboxes(str(parent), namespace)) == []
+        assert marker.exists() or marker.is_symlink()
+        assert sandbox.poll() is None
+    finally:
+        sandbox.kill()
+        sandbox.wait()
+
+
+@pytest.mark.parametrize("marker", ["fifo", "forged"])
+def test_a_process_that_names_a_folder_only_in_its_own_view_is_judged_without_reading_it(tmp_path, marker):
+    """A sandboxed solution can start a process called bwrap naming a folder of its own /tmp
+    whose marker is a FIFO, or names a dead owner of this pid namespace: the reap only looks
+    the folder up where that process runs (it exists, so the process is kept) and never
+    opens or believes what is inside."""
+    from sb import interrupt
+    folder = tmp_path / "sb-planted"
+    plant = ("os.mkfifo(M)" if marker == "fifo" else
+             f"open(M, 'w').write('999999999 1 {os.readlink('/proc/self/ns/pid')}')")  # no such process
+    code = ("import os, sys\nos.makedirs(os.environ['F'])\nM = os.path.join(os.environ['F'], '.sb-owner')\n"
+            f"{plant}\nos.execv(sys.executable, ['bwrap', '-c', 'import time; time.sleep(120)', os.environ['F']])")
+    container = subprocess.Popen(["bwrap", "--unshare-all", "--die-with-parent", "--dev-bind", "/", "/",
+                                  "--tmpfs", str(tmp_path), sys.executable, "-c", code],
+                                 env={**os.environ, "F": str(folder)})
+    try:
+        def inside() -> list:
+            return [e for e in os.listdir("/proc") if e.isdigit() and _cmdline(e).startswith(b"bwrap\0")
+                    and str(folder).encode() in _cmdline(e)]
+        deadline = time.monotonic() + 30
+        while not inside():
+            assert time.monotonic() < deadline and container.poll() is None, "the container's sandbox never started"
+            time.sleep(0.05)
+        assert _in_time(lambda: interrupt.kill_abandoned_sandboxes(str(tmp_path))) == []
+        assert inside() and container.poll() is None
+    finally:
+        container.kill()
+        container.wait()
+
+
+def test_a_command_naming_many_folders_is_none_of_ours(tmp_path):
+    """A sandbox names its grading's folder; a command naming thousands (a solution making
+    the scan slow) is skipped after the first few, and never killed."""
+    from sb import interrupt
+    parent = tmp_path / "tmp"
+    parent.mkdir()
+    many = [f"{parent}/sb-gone-{i}" for i in range(5000)]
+    sandbox = subprocess.Popen(["bwrap", "-c", "import time; time.sleep(120)", *many], executable=sys.executable)
+    try:
+        assert interrupt.kill_abandoned_sandboxes(str(parent)) == []
+        assert sandbox.poll() is None
+    finally:
+        sandbox.kill()
+        sandbox.wait()
+
+
+def test_a_held_process_that_ended_is_never_signalled(monkeypatch):
+    """Held by its pid file descriptor, a process that ended is not signalled again, so a
+    pid the kernel handed to another process meanwhile is never killed for it."""
+    from sb import interrupt
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    with interrupt._held(ended.pid) as held:
+        ended.wait()  # gone and reaped: its pid is free for reuse
+        assert held is not None and held.pidfd is not None
+        assert held.kill() is False
+
+
+def test_an_owner_whose_process_table_entry_cannot_be_read_is_taken_for_alive(tmp_path, monkeypatch):
+    """Out of descriptors (EMFILE), /proc cannot be read: that says nothing about the owner,
+    whose folder is kept, and no folder is marked with an identity this process cannot read."""
+    import builtins
+    import errno
+    from sb import interrupt
+    folder = tmp_path / "sb-owned"
+    folder.mkdir()
+    interrupt._mark_owner(str(folder))
+    real_open = builtins.open
+
+    def no_descriptors(path, *args, **kwargs):
+        if str(path).startswith("/proc/") and str(path).endswith("/stat"):
+            raise OSError(errno.EMFILE, "Too many open files")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", no_descriptors)
+    assert interrupt.reap_orphaned_folders(str(tmp_path)) == [] and folder.is_dir()
+    unmarked = tmp_path / "sb-unmarked"
+    unmarked.mkdir()
+    interrupt._mark_owner(str(unmarked))
+    assert not (unmarked / interrupt.OWNER_MARKER).exists()
+
+
 def _cmdline(pid: str) -> bytes:
     try:
         return open(f"/proc/{pid}/cmdline", "rb").read()

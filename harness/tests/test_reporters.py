@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import time
 import types
+from pathlib import Path
 
 from sb import hookimpl
 from sb.reporters import Reporter, notify_reporters
@@ -61,3 +64,31 @@ def test_a_file_a_reporter_wrote_is_told_and_sb_run_prints_where(pm, capsys):
     from sb.report.terminal import print_reported
     print_reported(*told[0])
     assert capsys.readouterr().out == "writing: /logs/a-d1.eval\n"
+
+
+class WantingFiles(Reporter):
+    name = "wanting"
+    wants_files = True
+
+    def report(self, doc, path):
+        return None
+
+
+def test_the_scratch_folder_for_a_reporters_files_is_marked_as_this_commands(pm, tmp_path, monkeypatch):
+    """Without --keep, the model's files for a reporter go to a scratch folder that stays empty
+    until the first answer: it carries its owner marker, so no reap (this command's or
+    another's) takes it for an abandoned one, and it is removed once reported."""
+    import tempfile
+
+    from sb import interrupt
+    from sb.reporters import RunReporters
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    pm.register(reporter_plugin(WantingFiles()), name="wanting")
+    reporting = RunReporters(None, pm, None)
+    scratch = Path(reporting.keep_dir)
+    assert scratch.parent == tmp_path and (scratch / interrupt.OWNER_MARKER).is_file()
+    old = time.time() - interrupt.UNMARKED_GRACE_S - 1
+    os.utime(scratch, (old, old))
+    assert interrupt.reap_orphaned_folders(str(tmp_path)) == [] and scratch.is_dir()
+    reporting.notify([])
+    assert not scratch.exists()

@@ -12,9 +12,11 @@ second signal while the first is handled exits immediately.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -110,15 +112,23 @@ def clean_up() -> None:
 
 OWNER_MARKER = ".sb-owner"
 UNMARKED_GRACE_S = 60  # far beyond the moment between mkdtemp and writing the marker, even on a loaded machine
+UNKNOWN_START = "unknown"
+MARKER_BYTES = 256     # an identity is under 80 bytes
+CMDLINE_BYTES = 128 << 10  # a sandbox's command line is under 10 KiB (a torch task's judge: 6.5 KiB)
+MAX_FOLDERS_NAMED = 16   # a sandbox names one grading's folder; a command naming more is none of ours
 
 
 def _process_identity(pid: int) -> str | None:
     """pid, start time and pid namespace: a reused pid never passes for the owner, and a
-    folder made in another container is never judged from this one. None: no such process."""
+    folder made in another container is never judged from this one. None: no such process;
+    a start time of "unknown": /proc could not be read (out of descriptors, say), so the
+    process may well live."""
     try:
         start = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
+    except (FileNotFoundError, ProcessLookupError):
         return _identity_without_proc(pid)
+    except (OSError, IndexError):
+        return f"{pid} {UNKNOWN_START} unknown"
     try:
         namespace = os.readlink(f"/proc/{pid}/ns/pid")
     except OSError:
@@ -139,8 +149,10 @@ def _identity_without_proc(pid: int) -> str | None:
 
 
 def _mark_owner(path: str) -> None:
+    """No marker when this process cannot read its own identity: an unmarked folder with
+    anything in it is never removed, a wrongly marked one would be."""
     identity = _process_identity(os.getpid())
-    if identity:
+    if identity and UNKNOWN_START not in identity.split(" ")[1:2]:
         with open(os.path.join(path, OWNER_MARKER), "w") as handle:
             handle.write(identity)
 
@@ -161,7 +173,7 @@ def reap_orphaned_folders(parent: str | None = None) -> list:
     for name in names:
         folder = os.path.join(parent, name)
         try:
-            owner = open(os.path.join(folder, OWNER_MARKER)).read().strip()
+            owner = _read_marker(folder)
         except OSError:
             if _remove_if_abandoned(folder):
                 removed.append(folder)
@@ -185,26 +197,99 @@ def kill_abandoned_sandboxes(parent: str, namespace: str | None = None) -> list[
     names an `sb-*` folder under `parent` that is gone or whose owner is gone; returns their
     pids. A grader killed while bubblewrap sets a sandbox up leaves the sandbox's first
     process blocked for good on a signal from the bubblewrap that died with the grader; no
-    death signal reaches it. Run by a process's first reap and by any reap that removed a folder."""
+    death signal reaches it. Run by a process's first reap and by any reap that removed a folder.
+
+    Anything can be named so: a sandboxed solution may start a process called bwrap that
+    names a folder of its choosing. So every process is held by a pid file descriptor
+    before its command line is read (a pid reused meanwhile is never signalled), and a
+    process whose view of the files is not this one's (another mount namespace or root)
+    is judged by whether the folder exists where it runs, never by reading what it holds."""
     killed: list[int] = []
     namespace = namespace or _own_namespace()
     prefix = os.path.join(parent, "sb-").encode()
+    own_view = _view("self")
     for entry in _listdir_quietly("/proc"):
-        try:
-            argv = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0") if entry.isdigit() else []
-        except OSError:
+        if not entry.isdigit() or int(entry) == os.getpid():
             continue
-        folders = _folders_named(argv, prefix) if argv and _is_sandbox(argv) else set()
-        # abandoned as this process sees the folder and as the sandbox does: a container's
-        # sandbox names its own /tmp, which this command cannot see
-        if not any(_abandoned(f, namespace) and _abandoned(f"/proc/{entry}/root{f}", namespace) for f in folders):
-            continue
-        try:
-            os.kill(int(entry), signal.SIGKILL)
-            killed.append(int(entry))
-        except (ProcessLookupError, PermissionError):
-            pass
+        with _held(int(entry)) as held:
+            if held is None:
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    argv = handle.read(CMDLINE_BYTES).split(b"\0")
+            except OSError:
+                continue
+            folders = _folders_named(argv, prefix) if argv and _is_sandbox(argv) else set()
+            if not folders or len(folders) > MAX_FOLDERS_NAMED:
+                continue
+            # abandoned as this process sees the folder and as the sandbox does: a container's
+            # sandbox names its own /tmp, which this command cannot see
+            foreign = _view(entry) != own_view
+            if not any(_abandoned(f, namespace) and (not foreign or _gone_where_it_runs(entry, f)) for f in folders):
+                continue
+            if held.kill():
+                killed.append(int(entry))
     return killed
+
+
+def _view(pid: str) -> tuple | None:
+    """A process's view of the files: its mount namespace and its root directory."""
+    try:
+        root = os.stat(f"/proc/{pid}/root")
+        return os.readlink(f"/proc/{pid}/ns/mnt"), root.st_dev, root.st_ino
+    except OSError:
+        return None
+
+
+def _gone_where_it_runs(pid: str, folder: str) -> bool:
+    """Whether `folder` is missing in the process's own view: looked up, never opened (what
+    it holds may be a FIFO or an endless file its owner planted)."""
+    try:
+        os.lstat(f"/proc/{pid}/root{folder}")
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+class _Held:
+    """A process held by its pid file descriptor where the kernel has them (Linux 5.3):
+    signalled only if it is the very process that was looked at."""
+
+    def __init__(self, pid: int, pidfd: int | None):
+        self.pid, self.pidfd = pid, pidfd
+
+    def kill(self) -> bool:
+        try:
+            if self.pidfd is None:
+                os.kill(self.pid, signal.SIGKILL)
+            else:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+
+@contextmanager
+def _held(pid: int):
+    """The process `pid` held (None when it is already gone)."""
+    pidfd = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            yield None
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSYS, errno.EPERM):
+                yield None
+                return
+    try:
+        yield _Held(pid, pidfd)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 def _is_sandbox(argv: list[bytes]) -> bool:
@@ -215,24 +300,46 @@ def _is_sandbox(argv: list[bytes]) -> bool:
 def _folders_named(argv: list[bytes], prefix: bytes) -> set[str]:
     """The `sb-*` folders under the reaped parent that `argv` names: each path that starts
     an argument or follows a `=` or `:` (never a longer path that merely contains the
-    parent's, like another command's `TMPDIR=/home/x/tmp` under a reap of `/tmp`)."""
-    named = set()
+    parent's, like another command's `TMPDIR=/home/x/tmp` under a reap of `/tmp`). It
+    stops past MAX_FOLDERS_NAMED: the caller then judges the command none of ours."""
+    named: set[str] = set()
     for arg in argv:
+        if prefix not in arg:
+            continue
         for piece in arg.replace(b"=", b":").split(b":"):
             if piece.startswith(prefix):
                 named.add(os.fsdecode(prefix + piece[len(prefix):].split(b"/", 1)[0]))
+                if len(named) > MAX_FOLDERS_NAMED:
+                    return named
     return named
 
 
 def _abandoned(folder: str, namespace: str | None) -> bool:
     """Gone, or marked by an owner that is gone; a folder without a marker may be being made."""
     try:
-        owner = open(os.path.join(folder, OWNER_MARKER)).read().strip()
+        owner = _read_marker(folder)
     except FileNotFoundError:
         return not os.path.isdir(folder)
     except OSError:
         return False
     return _orphaned(owner, namespace)
+
+
+def _read_marker(folder: str) -> str:
+    """The owner marker's text, read so that nothing planted in its place (by another user,
+    or a sandbox's own /tmp) blocks, floods or crashes the reader: never through a symlink,
+    only a regular file of at most MARKER_BYTES, undecodable bytes replaced. Raises
+    FileNotFoundError where there is none, another OSError where it cannot be read so."""
+    fd = os.open(os.path.join(folder, OWNER_MARKER), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        data = os.read(fd, MARKER_BYTES + 1)
+        if len(data) > MARKER_BYTES:
+            raise OSError(errno.EFBIG, "longer than any marker")
+        return data.decode("utf-8", "replace").strip()
+    finally:
+        os.close(fd)
 
 
 def _remove_if_abandoned(folder: str) -> bool:
@@ -284,4 +391,7 @@ def _orphaned(owner: str, namespace: str | None) -> bool:
     if not parts[0].isdigit() or (len(parts) >= 3 and namespace and parts[2] != namespace):
         return False
     current = _process_identity(int(parts[0]))
-    return current is None or current.split(" ")[:2] != parts[:2]
+    if current is None:
+        return True
+    now = current.split(" ")
+    return now[1:2] != [UNKNOWN_START] and now[:2] != parts[:2]

@@ -8,7 +8,6 @@ it; the others run after every run.
 
 from __future__ import annotations
 
-import tempfile
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
@@ -85,10 +84,11 @@ class RunReporters:
         self.pm = pm
         self.reporters = chosen_reporters(specs, pm)
         self.wanting = [r for r in self.reporters.values() if r.wants_files]
-        self._scratch = None
+        self._scratch: str | None = None
         if keep_dir is None and self.wanting:
-            self._scratch = tempfile.TemporaryDirectory(prefix="sb-report-files-")
-            keep_dir = Path(self._scratch.name)
+            from sb.interrupt import lasting_directory  # marked: a reap never takes it for an abandoned one
+            self._scratch = lasting_directory("sb-report-files-")
+            keep_dir = Path(self._scratch)
         self.keep_dir = keep_dir
 
     def watch(self, on_task, tasks: list):
@@ -121,4 +121,5 @@ class RunReporters:
             return notify_reporters(runs, self.pm, self.reporters, on_written)
         finally:
             if self._scratch is not None:
-                self._scratch.cleanup()
+                from sb.interrupt import remove_directory
+                remove_directory(self._scratch)
