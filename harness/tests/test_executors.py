@@ -258,9 +258,10 @@ def test_a_removal_a_writer_defeats_keeps_the_marker_and_the_next_reap_finishes_
     (folder / interrupt.OWNER_MARKER).write_text(f"999999999 1 {namespace}")  # no such process
     real_rmtree = interrupt.shutil.rmtree
 
-    def writer_behind(path, ignore_errors=False):
-        real_rmtree(path, ignore_errors=ignore_errors)
-        os.makedirs(os.path.join(path, "late"))  # the still-living writer's next file
+    def writer_behind(path, ignore_errors=False, dir_fd=None):
+        real_rmtree(path, ignore_errors=ignore_errors, dir_fd=dir_fd)
+        os.mkdir(path, dir_fd=dir_fd)  # the still-living writer's next file
+        os.mkdir(os.path.join(path, "late"), dir_fd=dir_fd)
 
     monkeypatch.setattr(interrupt.shutil, "rmtree", writer_behind)
     assert interrupt.reap_orphaned_folders(str(tmp_path)) == [str(folder)]
@@ -411,6 +412,76 @@ def test_a_process_that_names_a_folder_only_in_its_own_view_is_judged_without_re
     finally:
         container.kill()
         container.wait()
+
+
+def test_another_users_folders_and_links_are_never_reaped_or_followed(tmp_path):
+    """What another local user leaves in a shared temporary folder is theirs: a folder of
+    theirs marked with a dead owner stays, and an `sb-*` link to a folder of this user's
+    marked so is never followed (a link swapped in mid-reap would send the removal elsewhere)."""
+    from sb import interrupt
+    namespace = os.readlink("/proc/self/ns/pid")
+    dead = f"999999999 1 {namespace}"  # no such process
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "a").write_text("kept")
+    (victim / interrupt.OWNER_MARKER).write_text(dead)
+    (tmp_path / "sb-link").symlink_to(victim)
+    theirs = tmp_path / "sb-theirs"
+    theirs.mkdir()
+    (theirs / "b").write_text("kept")
+    (theirs / interrupt.OWNER_MARKER).write_text(dead)
+    if os.geteuid() == 0:
+        os.chown(theirs, 65534, 65534)
+    else:
+        theirs.rename(tmp_path / "not-sb")  # only root can give a folder away: the link case alone
+    assert interrupt.reap_orphaned_folders(str(tmp_path)) == []
+    assert (victim / "a").read_text() == "kept" and (victim / interrupt.OWNER_MARKER).exists()
+    assert os.geteuid() != 0 or (theirs / "b").read_text() == "kept"
+
+
+def test_a_marker_with_digits_that_are_not_ascii_is_not_an_owner(tmp_path):
+    """'²' is a digit to str.isdigit and no integer to int(): such a marker names no owner,
+    and the reap carries on."""
+    from sb import interrupt
+    folder = tmp_path / "sb-digits"
+    folder.mkdir()
+    (folder / interrupt.OWNER_MARKER).write_text("\u00b2 1")
+    assert interrupt.reap_orphaned_folders(str(tmp_path)) == [] and folder.is_dir()
+
+
+def test_only_bwrap_or_python_running_the_programs_counts_as_a_sandbox(tmp_path):
+    """A command that merely names a grading's judge program (a developer's `tail -f` of it)
+    is not a sandbox, and is never killed with the grading's folder gone."""
+    from sb import interrupt
+    parent = tmp_path / "tmp"
+    parent.mkdir()
+    program = f"{parent}/sb-gone/judge/judge_process.py"
+    looking = subprocess.Popen(["tail", "-c", "120", "-f", program, "/dev/null"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    running = subprocess.Popen(["python3", "-c", "import time; time.sleep(120)", program], executable=sys.executable)
+    try:
+        assert interrupt.kill_abandoned_sandboxes(str(parent)) == [running.pid]
+        assert looking.poll() is None
+    finally:
+        for proc in (looking, running):
+            proc.kill()
+            proc.wait()
+
+
+def test_no_scan_where_proc_is_another_namespaces(tmp_path, monkeypatch):
+    """/proc left from another pid namespace numbers processes this one cannot hold."""
+    from sb import interrupt
+    parent = tmp_path / "tmp"
+    parent.mkdir()
+    sandbox = subprocess.Popen(["bwrap", "-c", "import time; time.sleep(120)", f"{parent}/sb-gone"],
+                               executable=sys.executable)
+    try:
+        real_readlink = os.readlink
+        monkeypatch.setattr(interrupt.os, "readlink", lambda path: "1" if path == "/proc/self" else real_readlink(path))
+        assert interrupt.kill_abandoned_sandboxes(str(parent)) == [] and sandbox.poll() is None
+    finally:
+        sandbox.kill()
+        sandbox.wait()
 
 
 def test_a_command_naming_many_folders_is_none_of_ours(tmp_path):

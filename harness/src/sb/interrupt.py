@@ -167,24 +167,70 @@ def reap_orphaned_folders(parent: str | None = None) -> list:
     namespace = _own_namespace()
     removed: list[str] = []
     try:
-        names = [n for n in os.listdir(parent) if n.startswith("sb-")]
+        parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
         return removed
-    for name in names:
-        folder = os.path.join(parent, name)
-        try:
-            owner = _read_marker(folder)
-        except OSError:
-            if _remove_if_abandoned(folder):
-                removed.append(folder)
-            continue
-        if _orphaned(owner, namespace):
-            remove_marker_last(folder)
-            removed.append(folder)
+    try:
+        for name in _own_folder_names(parent_fd):
+            if _reap_one(parent_fd, name, namespace):
+                removed.append(os.path.join(parent, name))
+    finally:
+        os.close(parent_fd)
     if removed or not _state["sandboxes_reaped"]:
         _state["sandboxes_reaped"] = True
         kill_abandoned_sandboxes(parent, namespace)
     return removed
+
+
+def _own_folder_names(parent_fd: int) -> list:
+    """The `sb-*` entries of the parent that are folders of this user (never a link): what
+    another user made there, however it looks, is theirs to clean."""
+    names = []
+    try:
+        with os.scandir(parent_fd) as entries:
+            for entry in entries:
+                try:
+                    if entry.name.startswith("sb-") and entry.is_dir(follow_symlinks=False) \
+                            and entry.stat(follow_symlinks=False).st_uid == os.geteuid():
+                        names.append(entry.name)
+                except OSError:
+                    continue
+    except OSError:
+        return []
+    return names
+
+
+def _reap_one(parent_fd: int, name: str, namespace: str | None) -> bool:
+    """Remove the folder `name` if it is abandoned; whether it was. Everything is done
+    through a descriptor of the folder opened once, never through its path again, so a
+    name swapped for a link to elsewhere meanwhile leads nowhere."""
+    with _opened_folder(parent_fd, name) as fd:
+        if fd is None:
+            return False
+        try:
+            owner = _read_marker(fd)
+        except OSError:
+            return _remove_if_abandoned(parent_fd, name, fd)
+        if not _orphaned(owner, namespace):
+            return False
+        _empty_marker_last(fd)
+        _remove_entry(parent_fd, name, fd)  # a writer still there defeats it: the next reap finishes
+        return True
+
+
+@contextmanager
+def _opened_folder(parent_fd: int, name: str):
+    """A descriptor of the folder `name` of this user, never followed through a link; None
+    when it is not one (gone, a link, another user's)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent_fd)
+    except OSError:
+        yield None
+        return
+    try:
+        yield fd if os.fstat(fd).st_uid == os.geteuid() else None
+    finally:
+        os.close(fd)
 
 
 def _own_namespace() -> str | None:
@@ -205,6 +251,8 @@ def kill_abandoned_sandboxes(parent: str, namespace: str | None = None) -> list[
     process whose view of the files is not this one's (another mount namespace or root)
     is judged by whether the folder exists where it runs, never by reading what it holds."""
     killed: list[int] = []
+    if _proc_is_not_ours():
+        return killed
     namespace = namespace or _own_namespace()
     prefix = os.path.join(parent, "sb-").encode()
     own_view = _view("self")
@@ -230,6 +278,15 @@ def kill_abandoned_sandboxes(parent: str, namespace: str | None = None) -> list[
             if held.kill():
                 killed.append(int(entry))
     return killed
+
+
+def _proc_is_not_ours() -> bool:
+    """/proc mounted for another pid namespace (a `unshare --pid` without its own /proc): its
+    numbers are not the pids this process can hold or signal."""
+    try:
+        return os.readlink("/proc/self") != str(os.getpid())
+    except OSError:
+        return True
 
 
 def _view(pid: str) -> tuple | None:
@@ -293,8 +350,11 @@ def _held(pid: int):
 
 
 def _is_sandbox(argv: list[bytes]) -> bool:
-    return os.path.basename(argv[0]) == b"bwrap" or any(
-        a.endswith((b"/judge_process.py", b"/worker_process.py")) for a in argv)
+    """bubblewrap, or Python running the judge or worker program (never another command
+    that merely names one of those files, like an editor)."""
+    program = os.path.basename(argv[0])
+    return program == b"bwrap" or (program.startswith(b"python") and any(
+        a.endswith((b"/judge_process.py", b"/worker_process.py")) for a in argv[1:]))
 
 
 def _folders_named(argv: list[bytes], prefix: bytes) -> set[str]:
@@ -315,22 +375,34 @@ def _folders_named(argv: list[bytes], prefix: bytes) -> set[str]:
 
 
 def _abandoned(folder: str, namespace: str | None) -> bool:
-    """Gone, or marked by an owner that is gone; a folder without a marker may be being made."""
+    """Gone, or a folder of this user marked by an owner that is gone; a folder without a
+    marker may be being made, and another user's (or a link) is not this reap's to judge."""
     try:
-        owner = _read_marker(folder)
+        os.lstat(folder)
     except FileNotFoundError:
-        return not os.path.isdir(folder)
+        return True
     except OSError:
         return False
-    return _orphaned(owner, namespace)
+    parent, name = os.path.split(folder)
+    try:
+        parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        with _opened_folder(parent_fd, name) as fd:
+            return fd is not None and _orphaned(_read_marker(fd), namespace)
+    except OSError:
+        return False
+    finally:
+        os.close(parent_fd)
 
 
-def _read_marker(folder: str) -> str:
+def _read_marker(folder_fd: int) -> str:
     """The owner marker's text, read so that nothing planted in its place (by another user,
     or a sandbox's own /tmp) blocks, floods or crashes the reader: never through a symlink,
     only a regular file of at most MARKER_BYTES, undecodable bytes replaced. Raises
     FileNotFoundError where there is none, another OSError where it cannot be read so."""
-    fd = os.open(os.path.join(folder, OWNER_MARKER), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    fd = os.open(OWNER_MARKER, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder_fd)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
@@ -342,44 +414,71 @@ def _read_marker(folder: str) -> str:
         os.close(fd)
 
 
-def _remove_if_abandoned(folder: str) -> bool:
+def _remove_if_abandoned(parent_fd: int, name: str, fd: int) -> bool:
     """rmdir removes only an empty folder, atomically: nothing in one is ever lost, and a
     maker that stalled past the grace fails loudly when it writes its marker."""
     try:
-        if time.time() - os.stat(folder).st_mtime < UNMARKED_GRACE_S:
+        if time.time() - os.fstat(fd).st_mtime < UNMARKED_GRACE_S:
             return False
-        os.rmdir(folder)
+    except OSError:
+        return False
+    return _remove_entry(parent_fd, name, fd)
+
+
+def _remove_entry(parent_fd: int, name: str, fd: int) -> bool:
+    """rmdir of `name`, only while it is still the folder `fd` holds."""
+    try:
+        if not os.path.samestat(os.stat(name, dir_fd=parent_fd, follow_symlinks=False), os.fstat(fd)):
+            return False
+        os.rmdir(name, dir_fd=parent_fd)
     except OSError:
         return False
     return True
 
 
 def remove_marker_last(folder: str) -> None:
-    """Remove `folder`, its owner marker last: a removal that a process still writing there
-    defeats leaves a folder the next reap recognises, never an unmarked one kept for good."""
-    for name in os.listdir(folder) if os.path.isdir(folder) else []:
-        if name != OWNER_MARKER:
-            path = os.path.join(folder, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                _unlink_quietly(path)
-    if len(_listdir_quietly(folder)) <= 1:
-        _unlink_quietly(os.path.join(folder, OWNER_MARKER))
-        try:
-            os.rmdir(folder)
-        except OSError:
-            pass
-
-
-def _unlink_quietly(path: str) -> None:
+    """Remove `folder` (one of this process's own), its owner marker last."""
+    parent, name = os.path.split(folder)
     try:
-        os.unlink(path)
+        parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        with _opened_folder(parent_fd, name) as fd:
+            if fd is not None:
+                _empty_marker_last(fd)
+                _remove_entry(parent_fd, name, fd)
+    finally:
+        os.close(parent_fd)
+
+
+def _empty_marker_last(fd: int) -> None:
+    """Empty the folder `fd` holds, its owner marker last: a removal that a process still
+    writing there defeats leaves a folder the next reap recognises, never an unmarked one
+    kept for good."""
+    for name in _listdir_quietly(fd):
+        if name == OWNER_MARKER:
+            continue
+        try:
+            is_folder = stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+        except OSError:
+            continue
+        if is_folder:
+            shutil.rmtree(name, ignore_errors=True, dir_fd=fd)
+        else:
+            _unlink_quietly(name, fd)
+    if len(_listdir_quietly(fd)) <= 1:
+        _unlink_quietly(OWNER_MARKER, fd)
+
+
+def _unlink_quietly(name: str, dir_fd: int) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
     except OSError:
         pass
 
 
-def _listdir_quietly(folder: str) -> list:
+def _listdir_quietly(folder) -> list:
     try:
         return os.listdir(folder)
     except OSError:
@@ -388,9 +487,12 @@ def _listdir_quietly(folder: str) -> list:
 
 def _orphaned(owner: str, namespace: str | None) -> bool:
     parts = owner.split(" ")
-    if not parts[0].isdigit() or (len(parts) >= 3 and namespace and parts[2] != namespace):
+    if not (parts[0].isascii() and parts[0].isdigit()) or (len(parts) >= 3 and namespace and parts[2] != namespace):
         return False
-    current = _process_identity(int(parts[0]))
+    try:
+        current = _process_identity(int(parts[0]))
+    except (ValueError, OverflowError):  # not a pid this machine can have: nothing to judge by
+        return False
     if current is None:
         return True
     now = current.split(" ")
