@@ -306,6 +306,7 @@ def test_a_sandbox_whose_folder_or_owner_is_gone_is_killed_by_the_next_reap(tmp_
                                          f"{folder}/solution", "/work"], executable=sys.executable)
                  for name, folder in folders.items()}
     try:
+        _exec_done(*sandboxes.values())
         killed = interrupt.kill_abandoned_sandboxes(str(parent))
         assert sorted(killed) == sorted(sandboxes[n].pid for n in ("gone", "dead-owner"))
         for name, proc in sandboxes.items():
@@ -375,6 +376,7 @@ def test_a_marker_planted_by_a_sandbox_or_another_user_never_blocks_floods_or_br
     sandbox = subprocess.Popen(["bwrap", "-c", "import time; time.sleep(120)", f"{folder}/solution"],
                                executable=sys.executable)
     try:
+        _exec_done(sandbox)
         assert _in_time(lambda: interrupt.reap_orphaned_folders(str(parent))) == []
         assert _in_time(lambda: interrupt.kill_abandoned_sandboxes(str(parent), namespace)) == []
         assert marker.exists() or marker.is_symlink()
@@ -460,6 +462,7 @@ def test_only_bwrap_or_python_running_the_programs_counts_as_a_sandbox(tmp_path)
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     running = subprocess.Popen(["python3", "-c", "import time; time.sleep(120)", program], executable=sys.executable)
     try:
+        _exec_done(looking, running)
         assert interrupt.kill_abandoned_sandboxes(str(parent)) == [running.pid]
         assert looking.poll() is None
     finally:
@@ -476,6 +479,7 @@ def test_no_scan_where_proc_is_another_namespaces(tmp_path, monkeypatch):
     sandbox = subprocess.Popen(["bwrap", "-c", "import time; time.sleep(120)", f"{parent}/sb-gone"],
                                executable=sys.executable)
     try:
+        _exec_done(sandbox)
         real_readlink = os.readlink
         monkeypatch.setattr(interrupt.os, "readlink", lambda path: "1" if path == "/proc/self" else real_readlink(path))
         assert interrupt.kill_abandoned_sandboxes(str(parent)) == [] and sandbox.poll() is None
@@ -493,6 +497,7 @@ def test_a_command_naming_many_folders_is_none_of_ours(tmp_path):
     many = [f"{parent}/sb-gone-{i}" for i in range(5000)]
     sandbox = subprocess.Popen(["bwrap", "-c", "import time; time.sleep(120)", *many], executable=sys.executable)
     try:
+        _exec_done(sandbox)
         assert interrupt.kill_abandoned_sandboxes(str(parent)) == []
         assert sandbox.poll() is None
     finally:
@@ -533,6 +538,17 @@ def test_an_owner_whose_process_table_entry_cannot_be_read_is_taken_for_alive(tm
     unmarked.mkdir()
     interrupt._mark_owner(str(unmarked))
     assert not (unmarked / interrupt.OWNER_MARKER).exists()
+
+
+def _exec_done(*procs) -> None:
+    """Popen can return before the kernel has set the new program's command line (it
+    resumes a vfork parent early in exec): wait until /proc shows each one's, as a scan reads it."""
+    deadline = time.monotonic() + 20
+    for proc in procs:
+        wanted = b"\0".join(os.fsencode(a) for a in proc.args) + b"\0"
+        while _cmdline(str(proc.pid)) != wanted:
+            assert time.monotonic() < deadline and proc.poll() is None, f"{proc.args[0]} never started"
+            time.sleep(0.01)
 
 
 def _cmdline(pid: str) -> bytes:
