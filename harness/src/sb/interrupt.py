@@ -166,16 +166,10 @@ def reap_orphaned_folders(parent: str | None = None) -> list:
     parent = parent or tempfile.gettempdir()
     namespace = _own_namespace()
     removed: list[str] = []
-    try:
-        parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return removed
-    try:
-        for name in _own_folder_names(parent_fd):
+    with _opened_directory(parent) as parent_fd:
+        for name in _own_folder_names(parent_fd) if parent_fd is not None else []:
             if _reap_one(parent_fd, name, namespace):
                 removed.append(os.path.join(parent, name))
-    finally:
-        os.close(parent_fd)
     if removed or not _state["sandboxes_reaped"]:
         _state["sandboxes_reaped"] = True
         kill_abandoned_sandboxes(parent, namespace)
@@ -216,6 +210,20 @@ def _reap_one(parent_fd: int, name: str, namespace: str | None) -> bool:
         _empty_marker_last(fd)
         _remove_entry(parent_fd, name, fd)  # a writer still there defeats it: the next reap finishes
         return True
+
+
+@contextmanager
+def _opened_directory(path: str):
+    """A descriptor of the directory `path`, closed after; None when it cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        yield None
+        return
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 @contextmanager
@@ -384,17 +392,14 @@ def _abandoned(folder: str, namespace: str | None) -> bool:
     except OSError:
         return False
     parent, name = os.path.split(folder)
-    try:
-        parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
+    with _opened_directory(parent) as parent_fd:
+        if parent_fd is None:
+            return False
         with _opened_folder(parent_fd, name) as fd:
-            return fd is not None and _orphaned(_read_marker(fd), namespace)
-    except OSError:
-        return False
-    finally:
-        os.close(parent_fd)
+            try:
+                return fd is not None and _orphaned(_read_marker(fd), namespace)
+            except OSError:
+                return False
 
 
 def _read_marker(folder_fd: int) -> str:
@@ -439,17 +444,13 @@ def _remove_entry(parent_fd: int, name: str, fd: int) -> bool:
 def remove_marker_last(folder: str) -> None:
     """Remove `folder` (one of this process's own), its owner marker last."""
     parent, name = os.path.split(folder)
-    try:
-        parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
+    with _opened_directory(parent) as parent_fd:
+        if parent_fd is None:
+            return
         with _opened_folder(parent_fd, name) as fd:
             if fd is not None:
                 _empty_marker_last(fd)
                 _remove_entry(parent_fd, name, fd)
-    finally:
-        os.close(parent_fd)
 
 
 def _empty_marker_last(fd: int) -> None:

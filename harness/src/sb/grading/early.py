@@ -91,8 +91,9 @@ def remember_judge(task, sandbox: Sandbox) -> None:
     from sb.sandbox.bwrap import BwrapSandbox
     if type(sandbox) is not BwrapSandbox or not _judged_warm(task, sandbox) or precheck(task) is not None:
         return
+    from sb.grading.warm import TEMPLATE_FIELDS
     template = _judge_view_job(task)
-    data = {"template": {name: _plain(getattr(template, name)) for name in _REMEMBERED_FIELDS},
+    data = {"template": {name: _plain(getattr(template, name)) for name in TEMPLATE_FIELDS},
             "preimports": _preimports(task)}
     path = _memory_path(task.slug)
     try:
@@ -107,11 +108,6 @@ def remember_judge(task, sandbox: Sandbox) -> None:
             partial.unlink(missing_ok=True)
     except (OSError, ValueError):
         return  # no memory kept: the next command starts its judge from the entry point
-
-
-# Every field of a judge's template that its warm judge uses (warm.py's key holds them all).
-_REMEMBERED_FIELDS = ("env", "timeout_s", "readable", "masked", "hidden", "devices", "memory_mb",
-                      "max_processes", "max_file_mb", "private_writes_mb")
 
 
 def _plain(value):

@@ -257,13 +257,25 @@ def _too_long(template: Job) -> bool:
     return template.timeout_s > WARM_LIFETIME_S - WARM_RETIRE_S - 60
 
 
+# Every field of a judge's template that its warm judge uses (early.py remembers these).
+TEMPLATE_FIELDS = ("env", "timeout_s", "readable", "masked", "hidden", "devices", "memory_mb", "max_processes",
+                   "max_file_mb", "private_writes_mb")
+
+
 def _key(sandbox: Sandbox, job: Job, preimports: list) -> tuple:
     """The sandbox instance itself (a judge holds it, so its id is never reused meanwhile)
     and every field of the template the warm judge uses: a judge started from a remembered
     template (early.py) is taken only where it equals the one the session worked out."""
-    paths = tuple(tuple(str(p) for p in field) for field in (job.readable, job.masked, job.hidden, job.devices))
-    return (id(sandbox), tuple(sorted(job.env.items())), job.timeout_s, paths, job.memory_mb, job.max_processes,
-            job.max_file_mb, job.private_writes_mb, tuple(preimports))
+    return (id(sandbox), *(_comparable(getattr(job, name)) for name in TEMPLATE_FIELDS), tuple(preimports))
+
+
+def _comparable(value):
+    """A field as a key holds it: a mapping as sorted items, paths as text."""
+    if isinstance(value, dict):
+        return tuple(sorted(value.items()))
+    if isinstance(value, (tuple, list)):
+        return tuple(str(item) for item in value)
+    return value
 
 
 _JUDGES: WarmJudges | None = None
