@@ -19,11 +19,11 @@ thread of the caller), so a solution may call back into a fake the judge handed 
 concurrent calls from several judge threads run concurrently in the worker.
 """
 
-from .framing import frame_bytes, read_frame
+from .framing import FrameReader, frame_bytes
 from .peer import Peer
 from .protocol import ProtocolError, RemoteError, WorkerGone
 from .proxies import Remote
 from .values import Codec, build_exception, describe_exception
 
-__all__ = ["Codec", "Peer", "ProtocolError", "Remote", "RemoteError", "WorkerGone", "build_exception",
-           "describe_exception", "frame_bytes", "read_frame"]
+__all__ = ["Codec", "FrameReader", "Peer", "ProtocolError", "Remote", "RemoteError", "WorkerGone", "build_exception",
+           "describe_exception", "frame_bytes"]

@@ -6,7 +6,7 @@ import queue
 import sys
 import threading
 
-from .framing import frame_bytes, read_frame
+from .framing import FrameReader, frame_bytes
 from .protocol import ProtocolError, WorkerGone, clip
 from .proxies import Remote
 from .values import Codec
@@ -160,9 +160,10 @@ class Peer:
         return thread
 
     def _read_loop(self):
+        frames = FrameReader(self.read_fd)
         try:
             while True:
-                doc, buffers = read_frame(self.read_fd)
+                doc, buffers = frames.next()
                 self._route(doc, buffers)
         except WorkerGone as exc:
             self._close(str(exc))
