@@ -102,19 +102,20 @@ def execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: bool
 
 
 def _execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: bool, warm):
+    """The worker is started before the judge's side is laid out: its start (a jail, an
+    interpreter, the task's imports) is the longer one, and the judge waits on it."""
     with temporary_directory(f"sb-{task.slug}-") as tmp, _judge_root(warm, Path(tmp)) as judge_root:
-        layout = {**lay_out_worker(Path(tmp), solution), **lay_out_judge(judge_root, task, solution, first_failure)}
-        read_fd, record_fd = os.pipe()
-        reader = _RecordReader(read_fd)
         judge_end, worker_end = (s.detach() for s in socket.socketpair())
         cancel = threading.Event()
-        worker_job = _worker_job(task, layout, worker_end, cancel)
-        judge_job = _judge_job(task, layout, record_fd, judge_end)
+        worker_job = _worker_job(task, lay_out_worker(Path(tmp), solution), worker_end, cancel)
         worker_done: dict = {}
         thread = threading.Thread(target=lambda: worker_done.update(completed=sandbox.run(worker_job)), daemon=True)
         try:  # started inside: an interrupt that lands in start() still cancels the worker's sandbox
             thread.start()
-            judged = _run_judge(warm, sandbox, judge_job, judge_root)
+            layout = lay_out_judge(judge_root, task, solution, first_failure)
+            read_fd, record_fd = os.pipe()
+            reader = _RecordReader(read_fd)
+            judged = _run_judge(warm, sandbox, _judge_job(task, layout, record_fd, judge_end), judge_root)
         finally:
             cancel.set()
             if thread.is_alive():
