@@ -36,7 +36,7 @@ def test_the_fingerprint_moves_when_a_distribution_does(monkeypatch):
     from sb import toolchain
     before = toolchain.fingerprint()
     changed = {**toolchain.document(), "distributions": {**toolchain.document()["distributions"], "numpy": "0.0.1"}}
-    monkeypatch.setattr(toolchain, "document", lambda: changed)
+    monkeypatch.setattr(toolchain, "_facts", lambda: changed)
     toolchain.fingerprint.cache_clear()
     try:
         assert toolchain.fingerprint() != before
