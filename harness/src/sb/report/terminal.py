@@ -1,17 +1,22 @@
 """The one module that imports rich. Everything else returns data; this prints it.
 
 Tests set NO_COLOR and COLUMNS and compare whole outputs, so layouts here are stable.
+rich is imported by the first table or console, not with this module: `sb grade` prints
+its verdict in plain lines, and importing rich was a twentieth of that whole command.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-
-from rich.console import Console
-from rich.table import Table
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from sb.outcome import Status
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 
 def console(stderr: bool = False) -> Console:
@@ -19,7 +24,7 @@ def console(stderr: bool = False) -> Console:
     solution (an exception message, a test id), and `[/]` or `[green]` in it is data."""
     stream = sys.stderr if stderr else sys.stdout
     width = None if _is_terminal(stream) else PIPED_WIDTH
-    return PlainConsole(stderr=stderr, highlight=False, soft_wrap=False, markup=False, emoji=False, width=width)
+    return _plain_console()(stderr=stderr, highlight=False, soft_wrap=False, markup=False, emoji=False, width=width)
 
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -38,12 +43,17 @@ def _escape(match) -> str:
     return {9: "\\t", 10: "\\n", 13: "\\r"}.get(code) or (f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}")
 
 
-class PlainConsole(Console):
-    """Every string rendered (printed or in a table cell) is shown with its control
-    characters escaped; rich itself strips only a few of them and passes ESC through."""
+@lru_cache(maxsize=1)
+def _plain_console() -> type:
+    from rich.console import Console
 
-    def render_str(self, text, **kwargs):
-        return super().render_str(visible(text), **kwargs)
+    class PlainConsole(Console):
+        """Every string rendered (printed or in a table cell) is shown with its control
+        characters escaped; rich itself strips only a few of them and passes ESC through."""
+
+        def render_str(self, text, **kwargs):
+            return super().render_str(visible(text), **kwargs)
+    return PlainConsole
 
 
 PIPED_WIDTH = 100_000  # not a terminal (a log, CI, `| less`): plain columns that never wrap, like git
@@ -131,6 +141,7 @@ def _cut(cell: str, width: int) -> str:
 
 
 def _table(*columns: str) -> Table:
+    from rich.table import Table
     table = Table(show_edge=False, header_style="bold", pad_edge=False, box=None)
     for column in columns:
         table.add_column(column)
@@ -421,13 +432,15 @@ def print_results_written(path) -> None:
 
 
 def print_grade(outcome) -> None:
-    console().print(f"{outcome.slug}: {outcome.summary()}")
+    """Plain lines, each escaped, as the errors are: no rich to import for one verdict."""
+    lines = [f"{outcome.slug}: {outcome.summary()}"]
     if outcome.detail and outcome.status in (Status.PASSED, Status.FAILED):
-        console().print(f"  first failure: {one_line(outcome.detail, 300)}")
-    for nodeid in outcome.failed_tests[:20]:
-        console().print(f"  failed: {nodeid}")
+        lines.append(f"  first failure: {one_line(outcome.detail, 300)}")
+    lines += [f"  failed: {nodeid}" for nodeid in outcome.failed_tests[:20]]
     if outcome.dropped_files:
-        console().print(f"  dropped (not declared by the starter): {', '.join(outcome.dropped_files)}")
+        lines.append(f"  dropped (not declared by the starter): {', '.join(outcome.dropped_files)}")
+    for line in lines:
+        print(visible(line))
 
 
 def print_drift(rows: list) -> None:
