@@ -174,3 +174,29 @@ def test_the_console_script_guesses_only_for_one_task_in_the_default_sandbox():
     for args in (["grade", "softmax", "out", "--isolation", "none"], ["grade", "softmax", "out", "--help"],
                  ["grade", "--json", "softmax", "out"], ["grade", "softmax"], ["run", "softmax", "out"], []):
         assert entry.graded_slug(args) is None, args
+
+
+def test_where_bwrap_cannot_run_the_remembered_start_fails_unused_and_the_command_says_why(tmp_path):
+    import os
+    import subprocess
+
+    from conftest import sb_env
+    site = tmp_path / "site"
+    site.mkdir()
+    fake_install(site, FIXTURE_TASK_DIR, "fixture_add")
+    env = sb_env(PYTHONPATH=str(site), SB_LOAD_PLUGINS="fixture_add", SB_CACHE_DIR=str(tmp_path / "cache"))
+    console_script = [sys.executable, "-c", "from sb.entry import main; main()", "grade", "fixture_add",
+                      _answer(tmp_path, GOOD)]
+    first = subprocess.run(console_script, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0 and (tmp_path / "cache" / "judges" / "fixture_add.json").is_file(), first.stderr
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    (fake / "bwrap").chmod(0o755)
+    env["PATH"] = f"{fake}{os.pathsep}{env['PATH']}"  # installed, but refused its namespaces (a container's policy)
+    second = subprocess.run(console_script, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 2
+    assert second.stderr.splitlines() == [
+        "sb: error: isolation 'bwrap' cannot run here: bwrap cannot create namespaces here: "
+        "bwrap: No permissions to create new namespace (pass --isolation none to grade without isolation, "
+        "at your own risk)"], second.stderr

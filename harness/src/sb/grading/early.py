@@ -73,9 +73,13 @@ def start_remembered_judge(slug: str) -> None:
     try:
         remembered = json.loads(_memory_path(slug).read_text())
         template, preimports = _job(remembered["template"]), [str(n) for n in remembered["preimports"]]
-        from sb.sandbox.bwrap import BwrapSandbox
-        if BwrapSandbox.unavailable_reason() or template.devices:
+        import shutil
+        # Not BwrapSandbox.unavailable_reason(): the trial jail it starts would hold this
+        # start back by a hundredth of a second. Where bwrap is installed but cannot run,
+        # the judge's jail fails at once, unused, and the command's own check reports why.
+        if shutil.which("bwrap") is None or template.devices:
             return
+        from sb.sandbox.bwrap import BwrapSandbox
         sandbox = BwrapSandbox()
         from sb.grading.warm import warm_judges
         if warm_judges().start(sandbox, template, preimports):
