@@ -1,0 +1,50 @@
+"""How sandbox/process.py waits for a job: its end, its limit or its cancellation, the same
+through a pidfd (Linux) as through Popen's polling (elsewhere)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import pytest
+
+from sb.sandbox.base import Job
+from sb.sandbox.process import run_process
+
+
+MODES = ["pidfd", "polled"] if sys.platform.startswith("linux") else ["polled"]  # a pidfd is Linux's
+
+
+@pytest.fixture(params=MODES)
+def wait_mode(request, monkeypatch):
+    if request.param == "polled":
+        def no_pidfd(pid):
+            raise OSError("no pidfd here")
+        monkeypatch.setattr(os, "pidfd_open", no_pidfd, raising=False)
+    return request.param
+
+
+def _job(tmp_path, code: str, timeout_s: float = 30, cancel=None) -> Job:
+    return Job(argv=[sys.executable, "-c", code], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, timeout_s=timeout_s,
+               cancel=cancel)
+
+
+def test_a_job_that_ends_gives_its_exit_status_and_output(tmp_path, wait_mode):
+    job = _job(tmp_path, "print('ran'); raise SystemExit(3)")
+    done = run_process(job.argv, job, "none")
+    assert done.returncode == 3 and not done.timed_out and "ran" in done.output
+
+
+def test_a_job_past_its_limit_is_killed_as_timed_out(tmp_path, wait_mode):
+    job = _job(tmp_path, "import time; time.sleep(60)", timeout_s=0.5)
+    done = run_process(job.argv, job, "none")
+    assert done.timed_out and done.returncode is None and done.duration_s < 30
+
+
+def test_a_cancelled_job_is_killed_and_not_timed_out(tmp_path, wait_mode):
+    cancel = threading.Event()
+    job = _job(tmp_path, "import time; time.sleep(60)", cancel=cancel)
+    threading.Timer(0.3, cancel.set).start()
+    done = run_process(job.argv, job, "none")
+    assert not done.timed_out and done.returncode is not None and done.duration_s < 30
