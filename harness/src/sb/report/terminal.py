@@ -2,7 +2,7 @@
 
 Tests set NO_COLOR and COLUMNS and compare whole outputs, so layouts here are stable.
 rich is imported by the first table or console, not with this module: `sb grade` prints
-its verdict in plain lines, and importing rich was a twentieth of that whole command.
+its verdict in plain lines, and importing rich took a few hundredths of a second of it.
 """
 
 from __future__ import annotations
