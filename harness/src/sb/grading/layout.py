@@ -101,7 +101,8 @@ def _modules(folder: str, names: dict) -> dict:
 def _compiled(name: str) -> tuple:
     """(source, a hash-checked .pyc of it: PEP 552). The child uses the .pyc only while the
     source beside it has exactly the bytes it records, whatever the file times say. Kept in
-    the cache folder under a hash of the source, so it is compiled once per version."""
+    the cache folder under a hash of the source, so it is compiled once per version; that
+    folder is trusted as the reference ids kept there are (no graded code can reach it)."""
     source = _source(name)
     header = importlib.util.MAGIC_NUMBER + (0b11).to_bytes(4, "little") + importlib.util.source_hash(source)
     from sb.grading.expected import cache_dir
