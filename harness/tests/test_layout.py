@@ -1,6 +1,6 @@
 """A grading's folders (sb/grading/layout.py): the modules the judge and the worker import
-come with hash-checked bytecode, which the interpreter takes while the source beside it
-is the one it was compiled from, and never for another."""
+come with hash-checked bytecode, compiled in the grader's process, which the interpreter
+takes while the source beside it is the one it was compiled from, and never for another."""
 
 from __future__ import annotations
 
@@ -16,10 +16,9 @@ from sb.grading.layout import WORKER_WIRE_PACKAGE, lay_out_judge, lay_out_worker
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("SB_CACHE_DIR", str(tmp_path / "cache"))
+def compiled():
     layout._compiled.cache_clear()
-    yield tmp_path / "cache"
+    yield
     layout._compiled.cache_clear()
 
 
@@ -31,7 +30,7 @@ def _imported_from(folder, module: str) -> str:
     return done.stderr
 
 
-def test_the_worker_imports_the_wire_from_its_bytecode_not_its_source(cache, tmp_path):
+def test_the_worker_imports_the_wire_from_its_bytecode_not_its_source(compiled, tmp_path):
     found = lay_out_worker(tmp_path, {"solution.py": b"x = 1\n"})
     for name in layout.WIRE_FILES:
         pyc = found["wire"] / WORKER_WIRE_PACKAGE / importlib.util.cache_from_source(name)
@@ -41,13 +40,13 @@ def test_the_worker_imports_the_wire_from_its_bytecode_not_its_source(cache, tmp
     assert f"code object from '{found['wire'] / WORKER_WIRE_PACKAGE / '__pycache__'}" in said
 
 
-def test_the_judge_imports_its_modules_from_their_bytecode(cache, fixture_task, tmp_path):
+def test_the_judge_imports_its_modules_from_their_bytecode(compiled, fixture_task, tmp_path):
     found = lay_out_judge(tmp_path, fixture_task, {"adder.py": b""})
     said = _imported_from(found["judge"], "sb.judge")
     assert f"code object from '{found['judge'] / 'sb' / '__pycache__' / 'judge.'}" in said
 
 
-def test_bytecode_whose_source_changed_is_never_used(cache, tmp_path):
+def test_bytecode_whose_source_changed_is_never_used(compiled, tmp_path):
     found = lay_out_worker(tmp_path, {})
     peer = found["wire"] / WORKER_WIRE_PACKAGE / "peer.py"
     peer.write_bytes(peer.read_bytes() + b"\nCHANGED = True\n")  # same folder, same name: another source
@@ -55,16 +54,13 @@ def test_bytecode_whose_source_changed_is_never_used(cache, tmp_path):
     assert f"# code object from {peer}\n" in said  # compiled from the source, the bytecode passed over
 
 
-def test_the_bytecode_is_the_compiled_source_and_kept_by_its_hash(cache, monkeypatch):
+def test_the_bytecode_is_the_compiled_source_and_never_kept_on_disk(compiled, tmp_path, monkeypatch):
+    monkeypatch.setenv("SB_CACHE_DIR", str(tmp_path / "cache"))
     source, bytecode = layout._compiled("judge.py")
     assert bytecode[:4] == importlib.util.MAGIC_NUMBER and bytecode[4:8] == (0b11).to_bytes(4, "little")
+    assert bytecode[8:16] == importlib.util.source_hash(source)
     assert marshal.loads(bytecode[16:]) == compile(source, "judge.py", "exec", dont_inherit=True, optimize=0)
-    (kept,) = (cache / "bytecode").iterdir()
-    assert kept.read_bytes() == bytecode
-
-    kept.write_bytes(b"not bytecode")  # damaged: compiled again, never taken
-    layout._compiled.cache_clear()
-    assert layout._compiled("judge.py") == (source, bytecode)
+    assert not (tmp_path / "cache").exists()  # nothing a grading under `none` could rewrite for the next one
 
     changed = source + b"\nEXTRA = 1\n"  # another version of the file: bytecode of its own
     monkeypatch.setattr(layout, "_source", lambda name: changed)

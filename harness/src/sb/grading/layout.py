@@ -9,12 +9,8 @@ Both programs are standalone, so neither sandbox needs the installed `sb`.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import marshal
-import os
-import sys
-import threading
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -99,32 +95,13 @@ def _modules(folder: str, names: dict) -> dict:
 
 @lru_cache(maxsize=None)
 def _compiled(name: str) -> tuple:
-    """(source, a hash-checked .pyc of it: PEP 552). The child uses the .pyc only while the
-    source beside it has exactly the bytes it records, whatever the file times say. Kept in
-    the cache folder under a hash of the source, so it is compiled once per version; that
-    folder is trusted as the reference ids kept there are (no graded code can reach it)."""
+    """(source, a hash-checked .pyc of it: PEP 552), compiled once per process. The child
+    uses the .pyc only while the source beside it has exactly the bytes it records,
+    whatever the file times say. Never kept on disk: a folder this user can write is one a
+    grading under `--isolation none` can write, and the judge would run what it found."""
     source = _source(name)
     header = importlib.util.MAGIC_NUMBER + (0b11).to_bytes(4, "little") + importlib.util.source_hash(source)
-    from sb.grading.expected import cache_dir
-    path = cache_dir() / "bytecode" / f"{hashlib.sha256(source).hexdigest()[:32]}.{sys.implementation.cache_tag}.pyc"
-    try:
-        kept = path.read_bytes()
-        if kept.startswith(header):
-            return source, kept
-    except OSError:
-        pass
-    bytecode = header + marshal.dumps(compile(source, name, "exec", dont_inherit=True, optimize=0))
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-        try:
-            partial.write_bytes(bytecode)
-            os.replace(partial, path)  # a reader sees the whole file or none
-        finally:
-            partial.unlink(missing_ok=True)
-    except OSError:
-        pass  # not kept: compiled again by the next command
-    return source, bytecode
+    return source, header + marshal.dumps(compile(source, name, "exec", dont_inherit=True, optimize=0))
 
 
 def lay_out_worker(root: Path, solution: FileSet) -> dict:
