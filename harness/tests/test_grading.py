@@ -245,3 +245,24 @@ def test_a_solution_thread_is_answered_while_the_test_waits_on_its_own(task_copy
     outcome = grade(task, starts_a_thread, plain_sandbox)
     assert outcome.status == Status.PASSED, outcome.detail
     assert outcome.counts["passed"] == 6
+
+
+@pytest.mark.parametrize("failing", ["lay_out_worker", "lay_out_judge", "_judge_job"])
+def test_a_grading_that_fails_to_lay_out_leaves_no_descriptor_open(fixture_task, plain_sandbox, monkeypatch, failing):
+    """A full disk while the grading's files are written: the error is raised, and the
+    socket pair and the record pipe made for the processes are closed, not left to pile up
+    in a long-lived grader (a sweep, a Ray node)."""
+    import errno
+    import os
+
+    from sb.grading import pipeline
+    monkeypatch.setenv("SB_WARM_JUDGES", "0")  # a warm judge's own socket would be counted too
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(pipeline, failing, full)
+    before = sorted(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        with pytest.raises(OSError):
+            grade(fixture_task, GOOD, plain_sandbox)
+    assert sorted(os.listdir("/proc/self/fd")) == before

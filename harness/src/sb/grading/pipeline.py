@@ -105,18 +105,27 @@ def _execute(task: Task, solution: FileSet, sandbox: Sandbox, first_failure: boo
     """The worker is started before the judge's side is laid out: its start (a jail, an
     interpreter, the task's imports) is the longer one, and the judge waits on it."""
     with temporary_directory(f"sb-{task.slug}-") as tmp, _judge_root(warm, Path(tmp)) as judge_root:
+        worker_layout = lay_out_worker(Path(tmp), solution)
         judge_end, worker_end = (s.detach() for s in socket.socketpair())
+        unhanded = [judge_end, worker_end]  # closed here unless handed to a job, whose start closes them
         cancel = threading.Event()
-        worker_job = _worker_job(task, lay_out_worker(Path(tmp), solution), worker_end, cancel)
         worker_done: dict = {}
         thread = threading.Thread(target=lambda: worker_done.update(completed=sandbox.run(worker_job)), daemon=True)
         try:  # started inside: an interrupt that lands in start() still cancels the worker's sandbox
+            worker_job = _worker_job(task, worker_layout, worker_end, cancel)
+            unhanded.remove(worker_end)
             thread.start()
             layout = lay_out_judge(judge_root, task, solution, first_failure)
             read_fd, record_fd = os.pipe()
+            unhanded.append(record_fd)
             reader = _RecordReader(read_fd)
-            judged = _run_judge(warm, sandbox, _judge_job(task, layout, record_fd, judge_end), judge_root)
+            judge_job = _judge_job(task, layout, record_fd, judge_end)
+            unhanded.remove(judge_end)
+            unhanded.remove(record_fd)
+            judged = _run_judge(warm, sandbox, judge_job, judge_root)
         finally:
+            for fd in unhanded:
+                os.close(fd)
             cancel.set()
             if thread.is_alive():
                 thread.join()
