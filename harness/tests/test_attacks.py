@@ -329,7 +329,7 @@ def test_a_complete_record_then_exit_does_not_pass(fixture_task, bwrap_sandbox, 
 
 def test_rebinding_the_processes_globals_reaches_nothing(fixture_task, bwrap_sandbox, expected):
     patch = ("import sys, gc\nfor m in list(sys.modules.values()):\n    for k, v in list(vars(m).items()):\n"
-             "        if k in ('emit', 'main', 'Recorder', 'Channel', 'read_frame', 'serve', '_exit'):\n"
+             "        if k in ('emit', 'main', 'Recorder', 'Channel', 'FrameReader', 'serve', '_exit'):\n"
              "            setattr(m, k, lambda *a, **kw: None)\n")
     outcome = attack(fixture_task, bwrap_sandbox, expected, guarded(patch) + WRONG)
     assert outcome.status == Status.FAILED

@@ -48,3 +48,26 @@ def test_a_cancelled_job_is_killed_and_not_timed_out(tmp_path, wait_mode):
     threading.Timer(0.3, cancel.set).start()
     done = run_process(job.argv, job, "none")
     assert not done.timed_out and done.returncode is not None and done.duration_s < 30
+
+
+def test_a_pidfd_closed_elsewhere_loses_neither_the_limit_nor_the_end(tmp_path, monkeypatch):
+    """Its number reused by a readable descriptor (a double close elsewhere in the grader):
+    the wait falls back to polling the child instead of taking readiness for its end."""
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, b"x")  # always readable, as another file reusing the pidfd's number would be
+    handed: list = []
+
+    def not_a_pidfd(pid):
+        handed.append(os.dup(read_fd))
+        return handed[-1]
+    monkeypatch.setattr(os, "pidfd_open", not_a_pidfd)
+    try:
+        job = _job(tmp_path, "import time; time.sleep(60)", timeout_s=0.5)
+        done = run_process(job.argv, job, "none")
+        assert done.timed_out and done.duration_s < 30
+        job = _job(tmp_path, "import time; time.sleep(0.3); raise SystemExit(4)")
+        done = run_process(job.argv, job, "none")
+        assert done.returncode == 4 and not done.timed_out
+    finally:
+        for fd in (read_fd, write_fd, *handed):  # the wait never closes a number it no longer trusts
+            os.close(fd)

@@ -163,20 +163,38 @@ def _exit_watch(proc: subprocess.Popen) -> Iterator:
     except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
         pidfd = None
     if pidfd is None:
-        def polled(seconds: float) -> bool:
-            try:
-                proc.wait(timeout=seconds)
-                return True
-            except subprocess.TimeoutExpired:
-                return False
-        yield polled
+        yield lambda seconds: _ended_within(proc, seconds)
         return
     watch = select.poll()
     watch.register(pidfd, select.POLLIN)
+    trusted = [True]
+
+    def woken(seconds: float) -> bool:
+        if not trusted[0]:
+            return _ended_within(proc, seconds)
+        events = watch.poll(min(seconds, MAX_POLL_S) * 1000)
+        if proc.poll() is not None:
+            return True
+        if events:  # ready, yet the child runs: the number is no longer this pidfd (closed elsewhere)
+            trusted[0] = False
+        return False
+
     try:
-        yield lambda seconds: bool(watch.poll(seconds * 1000))
+        yield woken
     finally:
-        os.close(pidfd)
+        if trusted[0]:
+            os.close(pidfd)
+
+
+def _ended_within(proc: subprocess.Popen, seconds: float) -> bool:
+    try:
+        proc.wait(timeout=seconds)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+
+
+MAX_POLL_S = 86_400.0  # one wait of poll() at most (its limit in milliseconds is an int)
 
 
 def cpu_rate(root_pid: int, window_s: float = 1.0) -> float | None:
