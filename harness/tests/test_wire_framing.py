@@ -90,3 +90,40 @@ def test_a_small_frame_is_one_write_and_a_large_one_is_not_copied():
     large = b"y" * SMALL_FRAME_BYTES
     parts = frame_bytes({"op": "call"}, [large])
     assert len(parts) == 3 and parts[2] is large
+
+
+class _Interrupted(Exception):
+    pass
+
+
+@pytest.mark.parametrize("buffer_size", [100, 300_000])  # read through the buffer; straight into its own bytes
+def test_a_read_a_signal_interrupts_part_way_through_a_frame_resumes_where_it_stopped(pipe, buffer_size):
+    """A judge thread reads the wire itself while it waits, and a test may bound a call with a
+    signal whose handler raises there: what was read of the frame is kept for the next call."""
+    import signal
+    read_fd, write_fd = pipe
+    doc, buffers = {"op": "call"}, [bytes(range(256)) * (buffer_size // 256) + b"end"]
+    data = _frame(doc, buffers)
+    cut = len(data) // 2
+    go_on = threading.Event()
+
+    def write():
+        _write_all(os.dup(write_fd), data[:cut]).join()
+        go_on.wait(10)
+        _write_all(write_fd, data[cut:]).join()
+    threading.Thread(target=write, daemon=True).start()
+
+    def interrupt(signum, frame):
+        raise _Interrupted()
+    reader = FrameReader(read_fd)
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(_Interrupted):
+            reader.next()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert reader.in_read  # the interruption came while waiting for bytes
+    go_on.set()
+    assert reader.next() == (doc, buffers)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # annotations only: a warm judge's program is read without th
 PY_FLAGS = ("-s", "-B", "-P")
 JUDGE_HELPERS = ("source_checks.py", "sqlite_facade.py", "solver_tests.py",  # task authors' tools (standalone),
                  "_solver_tests_probe.py", "_call_probe.py", "mutant_patch.py")  # laid beside sb.judge
-WIRE_FILES = ("__init__.py", "protocol.py", "framing.py", "values.py", "proxies.py", "peer.py")
+WIRE_FILES = ("__init__.py", "protocol.py", "framing.py", "values.py", "proxies.py", "reading.py", "peer.py")
 # The worker imports the wire under a name no solution module can take, then forgets it.
 WORKER_WIRE_PACKAGE = "_wire"
 GRADER_FILES = ("grading/__init__.py", "grading/pipeline.py", "grading/layout.py", "grading/verdict.py",

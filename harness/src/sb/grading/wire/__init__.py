@@ -3,7 +3,7 @@
 Standalone (the standard library only, numpy and torch when they are already importable):
 the grader copies this package into both sandboxes, so neither side needs `sb` installed.
 Its parts: protocol (the bound on text, the errors), framing, values (the codec and
-exceptions), proxies (Remote) and the peer.
+exceptions), proxies (Remote), reading (which thread reads the wire) and the peer.
 
 A frame is a header (JSON length, buffer count, each buffer's length), a JSON document and
 raw buffers. Values cross by value when they are data (None, bool, int, float, complex,

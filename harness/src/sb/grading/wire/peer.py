@@ -9,6 +9,7 @@ import threading
 from .framing import FrameReader, frame_bytes
 from .protocol import ProtocolError, WorkerGone, clip
 from .proxies import Remote
+from .reading import ROLE, ReadRole
 from .values import Codec
 
 
@@ -44,6 +45,10 @@ class Peer:
         self.import_hook = None
         self.probe_sources = {}
         self.peer_prefix = "j" if serves_imports else "w"  # how the other side names its threads
+        self.frames = FrameReader(read_fd)
+        self.role = ReadRole()
+        self.reading, self.reader = False, None
+        self.abandoned = set()  # requests whose caller left before the answer came
 
     # -- handles
 
@@ -52,6 +57,8 @@ class Peer:
             handle = self.next_handle
             self.next_handle += 1
             self.handles[handle] = value
+            if self.reader is None and self.reading:
+                self._start_reader_thread()
             return handle
 
     def exported(self, handle):
@@ -98,7 +105,11 @@ class Peer:
             rid = self.next_request
             self.next_request += 1
         values = {k: fields.pop(k) for k in ("value", "args", "kwargs", "source") if k in fields}
-        self.send({"kind": "request", "id": rid, "op": op, "conv": conv, **fields}, values)
+        try:
+            self.send({"kind": "request", "id": rid, "op": op, "conv": conv, **fields}, values)
+        except OSError as exc:  # the other side is gone; nobody may have been reading to see it
+            self._close(f"the wire failed: {exc}")
+            raise WorkerGone(self.closed) from None
         return self._wait(conv, mine, rid)
 
     def _queue(self, conv):
@@ -109,23 +120,35 @@ class Peer:
             return found
 
     def _wait(self, conv, mine, rid):
-        while True:
-            try:
-                doc, buffers = mine.get(timeout=0.05)
-            except queue.Empty:
-                if self.closed is not None:
-                    raise WorkerGone(self.closed) from None
-                self._serve_background()
-                continue
-            if doc is None:
-                raise WorkerGone(self.closed or "the wire was closed")
-            if doc.get("kind") == "request":
-                self.serve(doc, buffers)
-                continue
-            if doc.get("id") != rid:
-                self._violation(f"an answer to request {doc.get('id')!r} while waiting for {rid}")
-                continue
-            return self._result(doc, buffers)
+        answered = False
+        try:
+            while True:
+                message = self._next(mine, timeout=0.05)
+                if message is None:
+                    if self.closed is not None:
+                        raise WorkerGone(self.closed)
+                    self._serve_background()
+                    continue
+                doc, buffers = message
+                if doc is None:
+                    raise WorkerGone(self.closed or "the wire was closed")
+                if doc.get("kind") == "request":
+                    self.serve(doc, buffers)
+                    continue
+                if doc.get("id") != rid:
+                    self._unexpected_answer(doc.get("id"), rid)
+                    continue
+                answered = True
+                return self._result(doc, buffers)
+        finally:
+            if not answered:
+                self.abandoned.add(rid)  # left by an exception (a signal's handler): its answer may still come
+
+    def _unexpected_answer(self, got, rid):
+        if type(got) is int and got in self.abandoned:
+            self.abandoned.discard(got)  # the late answer to a request its caller stopped waiting for
+        else:
+            self._violation(f"an answer to request {got!r} while waiting for {rid}")
 
     def _serve_background(self):
         while True:
@@ -158,29 +181,92 @@ class Peer:
     # -- receiving
 
     def start_reader(self):
-        thread = threading.Thread(target=self._read_loop, name="sb-wire-reader", daemon=True)
-        thread.start()
-        return thread
+        """Reading starts. The worker starts its reader thread now: a judge thread may call at
+        any moment. The judge starts its own when it first hands the worker an object: until
+        then the worker has nothing it may call, every message it may send answers a waiting
+        judge thread, and that thread reads it itself (reading.py). Returns the reader thread."""
+        with self.lock:
+            self.reading = True
+            if self.serves_imports or self.handles:
+                self._start_reader_thread()
+            return self.reader
+
+    def _start_reader_thread(self):
+        with self.lock:
+            if self.reader is None:
+                self.reader = threading.Thread(target=self._read_loop, name="sb-wire-reader", daemon=True)
+                self.reader.start()
 
     def _read_loop(self):
-        frames = FrameReader(self.read_fd)
+        if not self.role.keep():
+            return
+        while (message := self._read_one()) is not None:
+            doc, buffers, inbox = message
+            inbox.put((doc, buffers))
+
+    def _next(self, inbox, timeout):
+        """This thread's next message: from its inbox or, while no other thread reads, off the
+        wire by this thread itself. None when `timeout` passes first, or when what it read
+        was a request nobody waits for (put aside for the waiting threads to serve)."""
+        while True:
+            try:
+                message = inbox.get_nowait()
+            except queue.Empty:
+                message = self._read_for(inbox) if self.role.take(inbox) else self._sleep(inbox, timeout)
+            if message is ROLE:
+                continue
+            self.role.release(inbox)
+            return message
+
+    def _sleep(self, inbox, timeout):
+        try:
+            return inbox.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def _read_for(self, inbox):
+        """Messages off the wire, each taken to its inbox, until one for this thread's own."""
         try:
             while True:
-                doc, buffers = frames.next()
-                self._route(doc, buffers)
-        except WorkerGone as exc:
+                message = self._read_one()
+                if message is None:
+                    return None, None  # closed: the reason is in self.closed
+                doc, buffers, target = message
+                if target is inbox:
+                    return doc, buffers
+                target.put((doc, buffers))
+                if target is self.background:
+                    return None
+        finally:
+            self.role.release(inbox)
+
+    def _read_one(self):
+        """The next frame and the inbox it goes to, or None once the wire is closed."""
+        try:
+            doc, buffers = self.frames.next()
+            return doc, buffers, self._inbox_for(doc)
+        except Exception as exc:  # noqa: BLE001 - sorted below: the peer's doing, or an interruption
+            if self.frames.in_read and threading.current_thread() is threading.main_thread():
+                raise  # a signal's handler raised while this thread waited for bytes: its exception; the frame resumes
+            self._fail(exc)
+        return None
+
+    def _fail(self, exc):
+        if isinstance(exc, WorkerGone):
             self._close(str(exc))
-        except ProtocolError as exc:
+        elif isinstance(exc, ProtocolError):
             self._violation(str(exc))
             self._close(f"protocol violation: {exc}")
-        except OSError as exc:
+        elif isinstance(exc, OSError):
             self._close(f"the wire failed: {exc}")
-        except Exception as exc:  # noqa: BLE001 - whatever a frame made the reader raise: the peer's doing
+        else:  # whatever else a frame made the reader raise: the peer's doing
             self._violation(f"a frame the reader could not handle: {type(exc).__name__}")
             self._close(f"protocol violation: {type(exc).__name__}")
 
     def _close(self, reason):
-        self.closed = reason
+        if self.closed is None:
+            self.closed = reason
+        self.role.close()
         with self.lock:
             queues = list(self.queues.values())
         for q in queues:
@@ -188,20 +274,19 @@ class Peer:
         if self.serves_imports:
             os._exit(0)  # the judge is gone: nothing left to answer
 
-    def _route(self, doc, buffers):
+    def _inbox_for(self, doc):
         conv = doc.get("conv")
         if not isinstance(conv, str) or len(conv) > 64:
             raise ProtocolError("a message without a conversation")
         if doc.get("kind") == "request" and conv.startswith(self.peer_prefix):
-            self._conversation_thread(conv).put((doc, buffers))
-            return
+            return self._conversation_thread(conv)
         with self.lock:
             target = self.queues.get(conv)
         if target is None:
             if doc.get("kind") != "request":
                 raise ProtocolError(f"an answer for an unknown conversation {conv!r}")
             target = self.background
-        target.put((doc, buffers))
+        return target
 
     def _conversation_thread(self, conv):
         """Each thread on the other side gets a thread here, so concurrent calls run
@@ -223,7 +308,10 @@ class Peer:
     def _conversation_loop(self, conv, inbox):
         self.local.conversation = conv
         while True:
-            doc, buffers = inbox.get()
+            message = self._next(inbox, timeout=None)
+            if message is None:
+                continue
+            doc, buffers = message
             if doc is None:
                 return
             if doc.get("kind") == "request":

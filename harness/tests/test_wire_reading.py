@@ -1,0 +1,141 @@
+"""Who reads the wire (sb/grading/wire/reading.py): a judge thread waiting for its answer
+reads it itself until the judge hands the worker an object, then a reader thread reads
+for everyone; concurrent judge threads each get their own answers either way; a signal's
+handler raising in a waiting thread leaves the wire whole. A real worker process serves."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import sb
+from sb.grading import wire
+
+SOLUTION = textwrap.dedent("""
+    import threading, time
+    def double(x):
+        return 2 * x
+    def slow(x, seconds):
+        time.sleep(seconds)
+        return x
+    def apply(callback, x):
+        return callback(x) + 1
+    box = []
+    def put(x):
+        box.append(x)
+    def take(seconds):
+        deadline = time.monotonic() + seconds
+        while not box and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return box.pop() if box else None
+""")
+
+WORKER = textwrap.dedent("""
+    import sys, types
+    sys.path.insert(0, sys.argv[2])
+    from sb.grading import wire
+    fd = int(sys.argv[1])
+    module = types.ModuleType("solution")
+    exec(sys.argv[3], module.__dict__)
+    peer = wire.Peer(fd, fd, serves_imports=True)
+    peer.import_hook = lambda name: module
+    peer.start_reader().join()
+""")
+
+
+@pytest.fixture
+def judge_side():
+    """A judge-side peer talking to a real worker process; yields (peer, module, violations)."""
+    mine, theirs = socket.socketpair()
+    harness_src = os.path.dirname(os.path.dirname(sb.__file__))
+    worker = subprocess.Popen([sys.executable, "-c", WORKER, str(theirs.fileno()), harness_src, SOLUTION],
+                              pass_fds=(theirs.fileno(),))
+    theirs.close()
+    violations: list = []
+    fd = mine.fileno()
+    peer = wire.Peer(fd, fd, serves_imports=False, on_violation=violations.append)
+    peer.start_reader()
+    module = peer.request("import", name="solution")
+    yield peer, module, violations
+    mine.shutdown(socket.SHUT_RDWR)  # wakes this side's reader thread too, blocked on the socket
+    mine.close()
+    worker.wait(timeout=10)
+
+
+def _reader_threads() -> list:
+    return [t for t in threading.enumerate() if t.name == "sb-wire-reader"]
+
+
+def test_a_judge_thread_reads_its_own_answers_until_it_hands_an_object_over(judge_side):
+    peer, module, violations = judge_side
+    assert peer.reader is None and not _reader_threads()
+    assert [module.double(n) for n in range(20)] == [2 * n for n in range(20)]
+    assert peer.reader is None  # still no reader: each answer was read by the thread that asked
+    assert module.apply(lambda x: x * 10, 4) == 41  # a judge object handed over: the worker may call it
+    assert peer.reader is not None and peer.reader.is_alive()
+    assert [module.double(n) for n in range(5)] == [0, 2, 4, 6, 8]
+    assert violations == []
+
+
+@pytest.mark.parametrize("hand_over_first", [False, True])
+def test_concurrent_judge_threads_each_get_their_own_answers(judge_side, hand_over_first):
+    peer, module, violations = judge_side
+    if hand_over_first:
+        assert module.apply(lambda x: x, 1) == 2
+    results: dict = {}
+
+    def ask(n):
+        results[n] = [module.slow(n * 100 + i, 0.002 * ((n + i) % 4)) for i in range(6)]
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert results == {n: [n * 100 + i for i in range(6)] for n in range(8)}
+    assert violations == []
+    assert (peer.reader is not None) == hand_over_first
+
+
+def test_one_judge_thread_waits_on_the_worker_while_another_thread_unblocks_it(judge_side):
+    """The waiting thread holds the reading role, blocked on the wire, while the second
+    thread's answer arrives: it reads that answer too and hands it over."""
+    peer, module, violations = judge_side
+    taken: list = []
+    waiter = threading.Thread(target=lambda: taken.append(module.take(10)))
+    waiter.start()
+    time.sleep(0.1)
+    module.put(7)
+    waiter.join(timeout=30)
+    assert taken == [7] and violations == []
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def test_a_signal_handler_raising_in_a_waiting_judge_thread_leaves_the_wire_whole(judge_side):
+    """A test may bound a call with a signal; the handler's exception reaches the test, the
+    late answer is dropped, not taken for a violation, and the next call gets its own."""
+    peer, module, violations = judge_side
+
+    def interrupt(signum, frame):
+        raise _Interrupted()
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        with pytest.raises(_Interrupted):
+            module.slow("late", 0.3)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert module.slow("next", 0.4) == "next"  # the late answer arrives while this one waits
+    assert [module.double(n) for n in range(3)] == [0, 2, 4]
+    assert violations == [] and peer.closed is None
