@@ -1,7 +1,8 @@
 """Who reads the wire (sb/grading/wire/reading.py): a judge thread waiting for its answer
 reads it itself until the judge hands the worker an object, then a reader thread reads
-for everyone; concurrent judge threads each get their own answers either way; a signal's
-handler raising in a waiting thread leaves the wire whole. A real worker process serves."""
+for everyone (and the main thread stops reading once a signal handler is set); concurrent
+judge threads each get their own answers either way; a waiting thread interrupted leaves
+the wire whole and nobody stuck. A real worker process serves."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import sys
 import textwrap
 import threading
 import time
+import types
 
 import pytest
 
@@ -121,14 +123,26 @@ class _Interrupted(Exception):
     pass
 
 
-def test_a_signal_handler_raising_in_a_waiting_judge_thread_leaves_the_wire_whole(judge_side):
-    """A test may bound a call with a signal; the handler's exception reaches the test, the
-    late answer is dropped, not taken for a violation, and the next call gets its own."""
+def _signal_module():
+    """The signal module's functions on an object of their own, so the peer wraps this one's
+    `signal` and not the test process's."""
+    return types.SimpleNamespace(signal=signal.signal, getsignal=signal.getsignal,
+                                 valid_signals=signal.valid_signals, default_int_handler=signal.default_int_handler)
+
+
+def test_once_a_signal_handler_is_set_the_main_thread_leaves_reading_to_the_reader(judge_side):
+    """A handler may raise anywhere in the main thread, also halfway through a frame: from the
+    first one set, a reader thread reads. The handler's exception reaches the test, the late
+    answer is dropped, not taken for a violation, and the next call gets its own answer."""
     peer, module, violations = judge_side
+    signals = _signal_module()
+    peer.watch_signal_handlers(signals)
+    assert peer.reader is None  # no Python handler is set yet (SIGINT's own raises only to end the run)
 
     def interrupt(signum, frame):
         raise _Interrupted()
-    previous = signal.signal(signal.SIGALRM, interrupt)
+    previous = signals.signal(signal.SIGALRM, interrupt)
+    assert peer.reader is not None and peer.reader.is_alive()
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.05)
         with pytest.raises(_Interrupted):
@@ -139,3 +153,49 @@ def test_a_signal_handler_raising_in_a_waiting_judge_thread_leaves_the_wire_whol
     assert module.slow("next", 0.4) == "next"  # the late answer arrives while this one waits
     assert [module.double(n) for n in range(3)] == [0, 2, 4]
     assert violations == [] and peer.closed is None
+
+
+def test_a_thread_waiting_its_turn_to_read_and_interrupted_leaves_the_queue(judge_side):
+    """The main thread queues for the role another thread holds, and Ctrl-C's KeyboardInterrupt
+    takes it away: the role must not later be handed to it, or nobody would read."""
+    peer, module, violations = judge_side
+    answers: list = []
+    other = threading.Thread(target=lambda: answers.extend(module.slow(n, 0.4 if n == 0 else 0.01) for n in range(4)))
+    other.start()
+    time.sleep(0.1)  # the other thread holds the role, reading, when the main thread asks
+    main = threading.main_thread().ident
+    threading.Timer(0.1, lambda: signal.pthread_kill(main, signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        module.slow("interrupted", 0.3)
+    other.join(timeout=10)
+    assert answers == [0, 1, 2, 3]
+    assert module.double(21) == 42
+    assert violations == []
+
+
+def test_a_handler_raising_just_after_a_read_loses_no_other_threads_answer(judge_side):
+    """Were the main thread reading, a handler raising the moment os.read returned (the main
+    thread waiting for the GIL a test thread holds in a long C call) would drop the bytes
+    it read: here another thread's answer, which would then never come."""
+    peer, module, violations = judge_side
+    signals = _signal_module()
+    peer.watch_signal_handlers(signals)
+
+    def interrupt(signum, frame):
+        raise _Interrupted()
+    previous = signals.signal(signal.SIGALRM, interrupt)
+    got: list = []
+    other = threading.Thread(target=lambda: got.append(module.slow("other", 0.25)))
+    threading.Timer(0.05, other.start).start()
+    threading.Timer(0.2, lambda: sum(range(3 * 10**7))).start()  # holds the GIL about 0.4 s, in C
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.4)  # the other answer comes at ~0.3 s; the GIL is free at ~0.6 s
+        with pytest.raises(_Interrupted):
+            module.slow("main", 2.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    other.join(timeout=5)
+    assert got == ["other"]
+    assert module.slow("next", 0.0) == "next"
+    assert violations == []

@@ -26,6 +26,7 @@ Comparisons never travel: a handle is equal only to itself, and `in` is decided 
 import importlib.abc
 import importlib.machinery
 import os
+import signal
 import sys
 import types
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ _state: dict = {"peer": None, "modules": (), "solution_dir": "", "tests_dir": ""
 def connect(fd, modules, solution_dir, tests_dir, on_violation):
     """Called once by the judge process, before any test module is imported."""
     peer = _wire.Peer(fd, fd, serves_imports=False, on_violation=on_violation)
+    peer.watch_signal_handlers(signal)
     peer.start_reader()
     _state.update(peer=peer, modules=tuple(modules), solution_dir=solution_dir, tests_dir=tests_dir)
     sys.meta_path.insert(0, _SolutionFinder())

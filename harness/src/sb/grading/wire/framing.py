@@ -17,87 +17,59 @@ _HEAD = struct.Struct(">II")
 _LEN = struct.Struct(">Q")
 
 
+def _read_exact(fd, n):
+    chunks, left = [], n
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise WorkerGone("the wire was closed")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
 class FrameReader:
     """Frames from one descriptor. A small frame arrives whole in one read and a read may
     bring the start of the next, so what is read goes to a buffer first: one system call
     per small frame instead of one per part (each wakes the reading thread). A part too
-    large for the buffer is read straight into chunks of its own.
-
-    Resumable: the thread reading may be one a signal's handler interrupts (a judge thread
-    waiting for its answer reads the wire itself), so whatever was read is kept here, never
-    in a local, and the next call goes on from there. `in_read` says the reader is waiting
-    for bytes, so an exception out of it then is the interruption's, not the frame's."""
+    large for the buffer is read straight into its own bytes."""
 
     CHUNK = 1 << 16
 
     def __init__(self, fd):
         self.fd = fd
         self.pending = bytearray()
-        self.large = []  # the chunks of a part too large for the buffer, read so far
-        self.parts = []  # the frame so far: (JSON length, buffer count), lengths, document, buffers
-        self.in_read = False
 
     def next(self):
-        parts = self.parts
-        if not parts:
-            json_len, count = _HEAD.unpack(self._take(_HEAD.size))
-            if json_len > MAX_JSON_BYTES or count > MAX_BUFFERS:
-                raise ProtocolError(f"frame too large: {json_len} bytes of JSON, {count} buffers")
-            parts.append((json_len, count))
-        json_len, count = parts[0]
-        if len(parts) == 1:
-            lengths = [length for (length,) in _LEN.iter_unpack(self._take(_LEN.size * count))]
-            if sum(lengths) > MAX_BUFFER_BYTES:
-                raise ProtocolError(f"frame too large: {sum(lengths)} bytes of buffers")
-            parts.append(lengths)
-        if len(parts) == 2:
-            parts.append(_document(self._take(json_len)))
-        lengths = parts[1]
-        while len(parts) - 3 < count:
-            parts.append(self._take(lengths[len(parts) - 3]))
-        self.parts = []
-        return parts[2], parts[3:]
+        json_len, count = _HEAD.unpack(self._take(_HEAD.size))
+        if json_len > MAX_JSON_BYTES or count > MAX_BUFFERS:
+            raise ProtocolError(f"frame too large: {json_len} bytes of JSON, {count} buffers")
+        lengths = [_LEN.unpack(self._take(_LEN.size))[0] for _ in range(count)]
+        if sum(lengths) > MAX_BUFFER_BYTES:
+            raise ProtocolError(f"frame too large: {sum(lengths)} bytes of buffers")
+        try:
+            doc = json.loads(self._take(json_len))
+        except ValueError as exc:
+            raise ProtocolError(f"a frame that is not JSON: {exc}") from None
+        except RecursionError:
+            raise ProtocolError("a frame nested too deeply to read") from None
+        if not isinstance(doc, dict):
+            raise ProtocolError("a frame that is not a JSON object")
+        return doc, [self._take(n) for n in lengths]
 
     def _take(self, n):
-        if self.large or (len(self.pending) < n and n - len(self.pending) > self.CHUNK):
-            return self._take_large(n)
+        if len(self.pending) < n and n - len(self.pending) > self.CHUNK:
+            head = bytes(self.pending)
+            self.pending.clear()
+            return head + _read_exact(self.fd, n - len(head))
         while len(self.pending) < n:
-            self.pending += self._read(self.CHUNK)
+            chunk = os.read(self.fd, self.CHUNK)
+            if not chunk:
+                raise WorkerGone("the wire was closed")
+            self.pending += chunk
         data = bytes(self.pending[:n])
         del self.pending[:n]
         return data
-
-    def _take_large(self, n):
-        if not self.large:
-            self.large.append(bytes(self.pending))
-            self.pending.clear()
-        have = sum(len(chunk) for chunk in self.large)
-        while have < n:
-            chunk = self._read(min(n - have, 1 << 20))
-            self.large.append(chunk)
-            have += len(chunk)
-        data, self.large = b"".join(self.large), []
-        return data
-
-    def _read(self, n):
-        self.in_read = True  # left set when the read raises
-        chunk = os.read(self.fd, n)
-        self.in_read = False
-        if not chunk:
-            raise WorkerGone("the wire was closed")
-        return chunk
-
-
-def _document(data):
-    try:
-        doc = json.loads(data)
-    except ValueError as exc:
-        raise ProtocolError(f"a frame that is not JSON: {exc}") from None
-    except RecursionError:
-        raise ProtocolError("a frame nested too deeply to read") from None
-    if not isinstance(doc, dict):
-        raise ProtocolError("a frame that is not a JSON object")
-    return doc
 
 
 def frame_bytes(doc, buffers):

@@ -49,6 +49,7 @@ class Peer:
         self.role = ReadRole()
         self.reading, self.reader = False, None
         self.abandoned = set()  # requests whose caller left before the answer came
+        self.main_reads = True  # False from the first Python signal handler (watch_signal_handlers)
 
     # -- handles
 
@@ -107,7 +108,7 @@ class Peer:
         values = {k: fields.pop(k) for k in ("value", "args", "kwargs", "source") if k in fields}
         try:
             self.send({"kind": "request", "id": rid, "op": op, "conv": conv, **fields}, values)
-        except OSError as exc:  # the other side is gone; nobody may have been reading to see it
+        except ConnectionError as exc:  # the other side is gone; nobody may have been reading to see it
             self._close(f"the wire failed: {exc}")
             raise WorkerGone(self.closed) from None
         return self._wait(conv, mine, rid)
@@ -184,10 +185,11 @@ class Peer:
         """Reading starts. The worker starts its reader thread now: a judge thread may call at
         any moment. The judge starts its own when it first hands the worker an object: until
         then the worker has nothing it may call, every message it may send answers a waiting
-        judge thread, and that thread reads it itself (reading.py). Returns the reader thread."""
+        judge thread, and that thread reads it itself (reading.py), unless it is the main thread
+        and a signal handler is set (watch_signal_handlers). Returns the reader thread."""
         with self.lock:
             self.reading = True
-            if self.serves_imports or self.handles:
+            if self.serves_imports or self.handles or not self.main_reads:
                 self._start_reader_thread()
             return self.reader
 
@@ -208,15 +210,45 @@ class Peer:
         """This thread's next message: from its inbox or, while no other thread reads, off the
         wire by this thread itself. None when `timeout` passes first, or when what it read
         was a request nobody waits for (put aside for the waiting threads to serve)."""
-        while True:
-            try:
-                message = inbox.get_nowait()
-            except queue.Empty:
-                message = self._read_for(inbox) if self.role.take(inbox) else self._sleep(inbox, timeout)
-            if message is ROLE:
-                continue
-            self.role.release(inbox)
-            return message
+        try:
+            while True:
+                try:
+                    message = inbox.get_nowait()
+                except queue.Empty:
+                    message = self._read_for(inbox) if self._take_role(inbox) else self._sleep(inbox, timeout)
+                if message is ROLE:
+                    continue
+                self.role.release(inbox)
+                return message
+        except BaseException:
+            self.role.release(inbox)  # out of the queue, or the role handed on: nobody is left waiting on a thread gone
+            raise
+
+    def _take_role(self, inbox):
+        if self.main_reads is False and threading.current_thread() is threading.main_thread():
+            return False
+        return self.role.take(inbox)
+
+    def watch_signal_handlers(self, signal):
+        """A Python signal handler runs in the main thread and may raise anywhere in it, also
+        halfway through reading a frame; from the first one set (or one set already), the main
+        thread leaves reading to the reader thread, which no handler interrupts. `signal` is
+        the module: its `signal` function is wrapped to tell (the judge calls this once)."""
+        set_handler = signal.signal
+
+        def signal_(signalnum, handler):
+            if callable(handler) and handler is not signal.default_int_handler:
+                self._main_stops_reading()
+            return set_handler(signalnum, handler)
+        signal.signal = signal_
+        handlers = [signal.getsignal(number) for number in signal.valid_signals()]
+        if any(callable(handler) and handler is not signal.default_int_handler for handler in handlers):
+            self._main_stops_reading()
+
+    def _main_stops_reading(self):
+        self.main_reads = False
+        if self.reading:
+            self._start_reader_thread()
 
     def _sleep(self, inbox, timeout):
         try:
@@ -245,9 +277,7 @@ class Peer:
         try:
             doc, buffers = self.frames.next()
             return doc, buffers, self._inbox_for(doc)
-        except Exception as exc:  # noqa: BLE001 - sorted below: the peer's doing, or an interruption
-            if self.frames.in_read and threading.current_thread() is threading.main_thread():
-                raise  # a signal's handler raised while this thread waited for bytes: its exception; the frame resumes
+        except Exception as exc:  # noqa: BLE001 - whatever a frame made the reader raise: the peer's doing
             self._fail(exc)
         return None
 
@@ -308,9 +338,9 @@ class Peer:
     def _conversation_loop(self, conv, inbox):
         self.local.conversation = conv
         while True:
-            message = self._next(inbox, timeout=None)
-            if message is None:
-                continue
+            message = inbox.get()
+            if message is ROLE:
+                continue  # a hint left from a request this thread made while serving
             doc, buffers = message
             if doc is None:
                 return

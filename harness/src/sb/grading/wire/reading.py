@@ -3,7 +3,9 @@ reads the wire itself, so the message reaches it without a hand-over between thr
 machine whose other cores sit idle, each hand-over costs tens of microseconds, and a call
 from the judge crossed one on each side). The judge starts its reader only when it hands the
 worker an object, because until then every message the worker may send answers a judge
-thread that is waiting for it; the worker starts its reader at once (peer.py).
+thread that is waiting for it; the worker starts its reader at once (peer.py). The main
+thread never reads once a Python signal handler is set: a handler may raise anywhere in it,
+also between a read and keeping what it read (Peer.watch_signal_handlers).
 
 Only the thread holding the role reads, and only while it waits. A thread that wants it and
 finds it held queues up as a candidate and sleeps on its inbox, where the reader puts what
