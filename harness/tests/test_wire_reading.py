@@ -199,3 +199,28 @@ def test_a_handler_raising_just_after_a_read_loses_no_other_threads_answer(judge
     assert got == ["other"]
     assert module.slow("next", 0.0) == "next"
     assert violations == []
+
+
+def test_an_exception_put_into_a_waiting_thread_reaches_it_and_the_wire_goes_on(judge_side):
+    """Another thread may bound a call by putting an exception into the calling thread (as
+    thread-based timeouts do): it lands while the caller waits for bytes, nothing read is
+    lost, the late answer is dropped and every later call gets its own answer."""
+    import ctypes
+    peer, module, violations = judge_side
+    outcome: list = []
+
+    def call():
+        try:
+            outcome.append(module.slow("late", 0.5))
+        except _Interrupted:
+            outcome.append("interrupted")
+    caller = threading.Thread(target=call)
+    caller.start()
+    time.sleep(0.15)  # the caller holds the role, waiting for its answer
+    started = time.monotonic()
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(caller.ident), ctypes.py_object(_Interrupted))
+    caller.join(timeout=5)
+    assert outcome == ["interrupted"] and time.monotonic() - started < 0.3  # not when the answer came
+    assert module.slow("next", 0.6) == "next"  # the late answer arrives while this one waits
+    assert [module.double(n) for n in range(3)] == [0, 2, 4]
+    assert violations == [] and peer.closed is None

@@ -3,6 +3,7 @@
 import builtins
 import os
 import queue
+import select
 import sys
 import threading
 
@@ -13,6 +14,7 @@ from .reading import ROLE, ReadRole
 from .values import Codec
 
 
+WAIT_SLICE_MS = 50  # how long a waiting thread polls at a time: an exception put into it lands within this
 MAX_CONVERSATIONS = 1024  # threads one side may open on the other (a task drives 50 at once)
 # What loading a probe needs, bound when this module is imported: in the worker that is
 # before the solution is, so a solution that rebinds builtins.exec or builtins.compile (or
@@ -50,6 +52,7 @@ class Peer:
         self.reading, self.reader = False, None
         self.abandoned = set()  # requests whose caller left before the answer came
         self.main_reads = True  # False from the first Python signal handler (watch_signal_handlers)
+        self.threads_read, self.lost_place = True, False  # until a waiting thread is interrupted in a read
 
     # -- handles
 
@@ -225,7 +228,7 @@ class Peer:
             raise
 
     def _take_role(self, inbox):
-        if self.main_reads is False and threading.current_thread() is threading.main_thread():
+        if not self.threads_read or (not self.main_reads and threading.current_thread() is threading.main_thread()):
             return False
         return self.role.take(inbox)
 
@@ -257,10 +260,20 @@ class Peer:
             return None
 
     def _read_for(self, inbox):
-        """Messages off the wire, each taken to its inbox, until one for this thread's own."""
+        """Messages off the wire, each taken to its inbox, until one for this thread's own.
+        The thread waits for bytes in short polls, never inside a read: an exception a test
+        puts into it (a signal's handler, an asynchronous exception from another thread,
+        bounding a call) then lands between polls, with nothing read and lost; one that
+        lands in a read anyway (a frame arriving in parts) leaves it to the reader thread."""
         try:
             while True:
-                message = self._read_one()
+                while not (self.frames.pending or _readable(self.read_fd, WAIT_SLICE_MS)):
+                    pass
+                try:
+                    message = self._read_one()
+                except BaseException:
+                    self._read_interrupted()
+                    raise
                 if message is None:
                     return None, None  # closed: the reason is in self.closed
                 doc, buffers, target = message
@@ -273,17 +286,33 @@ class Peer:
             self.role.release(inbox)
 
     def _read_one(self):
-        """The next frame and the inbox it goes to, or None once the wire is closed."""
+        """The next frame and the inbox it goes to, or None once the wire is closed. In a
+        waiting thread, an exception that is not the wire's is the thread's own and goes on."""
         try:
             doc, buffers = self.frames.next()
             return doc, buffers, self._inbox_for(doc)
-        except Exception as exc:  # noqa: BLE001 - whatever a frame made the reader raise: the peer's doing
+        except (WorkerGone, ProtocolError, OSError) as exc:
+            self._fail(exc)
+        except Exception as exc:  # noqa: BLE001 - whatever else a frame made the reader thread raise: the peer's doing
+            if threading.current_thread() is not self.reader:
+                raise
             self._fail(exc)
         return None
+
+    def _read_interrupted(self):
+        """A waiting thread left a read part way: what it had read of a frame may be lost, so
+        the wire may have lost its place. Only the reader thread reads from now on, and a
+        frame that no longer parses closes the wire without blaming the worker."""
+        self.main_reads = self.threads_read = False
+        self.lost_place = True
+        if self.reading:
+            self._start_reader_thread()
 
     def _fail(self, exc):
         if isinstance(exc, WorkerGone):
             self._close(str(exc))
+        elif isinstance(exc, ProtocolError) and self.lost_place:
+            self._close(f"the wire lost its place after a judge thread was interrupted reading it: {exc}")
         elif isinstance(exc, ProtocolError):
             self._violation(str(exc))
             self._close(f"protocol violation: {exc}")
@@ -436,3 +465,10 @@ def _as_exception(exc):
     if isinstance(exc, Exception):
         return exc
     return RuntimeError(f"{type(exc).__name__}: {clip(exc)}")
+
+
+def _readable(fd, timeout_ms=0):
+    """Whether bytes (or the end) wait on `fd`, polling up to `timeout_ms`."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(timeout_ms))
