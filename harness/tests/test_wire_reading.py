@@ -224,3 +224,20 @@ def test_an_exception_put_into_a_waiting_thread_reaches_it_and_the_wire_goes_on(
     assert module.slow("next", 0.6) == "next"  # the late answer arrives while this one waits
     assert [module.double(n) for n in range(3)] == [0, 2, 4]
     assert violations == [] and peer.closed is None
+
+
+@pytest.mark.parametrize("with_poll", [True, False])  # macOS builds may lack select.poll
+def test_a_waiting_thread_sees_bytes_arrive_with_or_without_poll(monkeypatch, with_poll):
+    from sb.grading.wire import peer as peer_module
+    if not with_poll:
+        monkeypatch.delattr(peer_module.select, "poll", raising=False)
+    read_fd, write_fd = os.pipe()
+    try:
+        started = time.monotonic()
+        assert not peer_module._readable(read_fd, 50)
+        assert time.monotonic() - started >= 0.04  # it waited its slice
+        os.write(write_fd, b"x")
+        assert peer_module._readable(read_fd, 50)
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)

@@ -469,6 +469,8 @@ def _as_exception(exc):
 
 def _readable(fd, timeout_ms=0):
     """Whether bytes (or the end) wait on `fd`, polling up to `timeout_ms`."""
+    if not hasattr(select, "poll"):  # a platform without poll(): select() serves for one low descriptor
+        return bool(select.select([fd], [], [], timeout_ms / 1000)[0])
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     return bool(poller.poll(timeout_ms))
