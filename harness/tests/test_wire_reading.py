@@ -157,17 +157,33 @@ def test_once_a_signal_handler_is_set_the_main_thread_leaves_reading_to_the_read
 
 def test_a_thread_waiting_its_turn_to_read_and_interrupted_leaves_the_queue(judge_side):
     """The main thread queues for the role another thread holds, and Ctrl-C's KeyboardInterrupt
-    takes it away: the role must not later be handed to it, or nobody would read."""
+    takes it away: the role must not later be handed to it, or nobody would read. The signal
+    is sent only once the main thread is seen queued, inside a call far longer than that."""
     peer, module, violations = judge_side
+    assert threading.current_thread() is threading.main_thread()  # where SIGINT's KeyboardInterrupt lands
     answers: list = []
-    other = threading.Thread(target=lambda: answers.extend(module.slow(n, 0.4 if n == 0 else 0.01) for n in range(4)))
+    other = threading.Thread(target=lambda: answers.extend(module.slow(n, 1.0 if n == 0 else 0.01) for n in range(4)))
     other.start()
-    time.sleep(0.1)  # the other thread holds the role, reading, when the main thread asks
-    main = threading.main_thread().ident
-    threading.Timer(0.1, lambda: signal.pthread_kill(main, signal.SIGINT)).start()
+    while peer.role.holder is None:  # the other thread holds the role, reading, before the main thread asks
+        time.sleep(0.01)
+    main_inbox = peer._queue(peer.conversation())
+
+    def queued():
+        with peer.role.lock:
+            return main_inbox in peer.role.candidates
+
+    def interrupt_once_queued():
+        while not queued():  # (or reading: a loaded machine may run this thread only after the hand-over)
+            with peer.role.lock:
+                if peer.role.holder is main_inbox:
+                    break
+            time.sleep(0.005)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    threading.Thread(target=interrupt_once_queued, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
-        module.slow("interrupted", 0.3)
-    other.join(timeout=10)
+        module.slow("interrupted", 2.5)  # far longer than the other call: the signal lands inside it
+    assert not queued() and peer.role.holder is not main_inbox
+    other.join(timeout=20)
     assert answers == [0, 1, 2, 3]
     assert module.double(21) == 42
     assert violations == []
@@ -211,17 +227,18 @@ def test_an_exception_put_into_a_waiting_thread_reaches_it_and_the_wire_goes_on(
 
     def call():
         try:
-            outcome.append(module.slow("late", 0.5))
+            outcome.append(module.slow("late", 1.5))
         except _Interrupted:
             outcome.append("interrupted")
     caller = threading.Thread(target=call)
     caller.start()
-    time.sleep(0.15)  # the caller holds the role, waiting for its answer
+    while peer.role.holder is None:  # the caller holds the role, waiting for its answer
+        time.sleep(0.01)
     started = time.monotonic()
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(caller.ident), ctypes.py_object(_Interrupted))
-    caller.join(timeout=5)
-    assert outcome == ["interrupted"] and time.monotonic() - started < 0.3  # not when the answer came
-    assert module.slow("next", 0.6) == "next"  # the late answer arrives while this one waits
+    caller.join(timeout=10)
+    assert outcome == ["interrupted"] and time.monotonic() - started < 1.2  # not when the answer came
+    assert module.slow("next", 2.0) == "next"  # the late answer arrives while this one waits
     assert [module.double(n) for n in range(3)] == [0, 2, 4]
     assert violations == [] and peer.closed is None
 
