@@ -61,8 +61,7 @@ class Peer:
             handle = self.next_handle
             self.next_handle += 1
             self.handles[handle] = value
-            if self.reader is None and self.reading:
-                self._start_reader_thread()
+            self._reader_due()
             return handle
 
     def exported(self, handle):
@@ -196,6 +195,11 @@ class Peer:
                 self._start_reader_thread()
             return self.reader
 
+    def _reader_due(self):
+        """From now on the reader thread reads (once reading has started at all)."""
+        if self.reading:
+            self._start_reader_thread()
+
     def _start_reader_thread(self):
         with self.lock:
             if self.reader is None:
@@ -250,8 +254,7 @@ class Peer:
 
     def _main_stops_reading(self):
         self.main_reads = False
-        if self.reading:
-            self._start_reader_thread()
+        self._reader_due()
 
     def _sleep(self, inbox, timeout):
         try:
@@ -303,10 +306,8 @@ class Peer:
         """A waiting thread left a read part way: what it had read of a frame may be lost, so
         the wire may have lost its place. Only the reader thread reads from now on, and a
         frame that no longer parses closes the wire without blaming the worker."""
-        self.main_reads = self.threads_read = False
-        self.lost_place = True
-        if self.reading:
-            self._start_reader_thread()
+        self.threads_read, self.lost_place = False, True
+        self._reader_due()
 
     def _fail(self, exc):
         if isinstance(exc, WorkerGone):
