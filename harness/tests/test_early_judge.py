@@ -200,3 +200,80 @@ def test_where_bwrap_cannot_run_the_remembered_start_fails_unused_and_the_comman
         "sb: error: isolation 'bwrap' cannot run here: bwrap cannot create namespaces here: "
         "bwrap: No permissions to create new namespace (pass --isolation none to grade without isolation, "
         "at your own risk)"], second.stderr
+
+
+HEAVY_FOR_A_HEAD_START = ("typing", "pluggy", "click", "hashlib", "importlib.resources", "importlib.metadata",
+                          "tarfile", "sb.cli", "sb.plugins", "sb.grading.pipeline")
+
+
+def test_the_head_start_imports_nothing_the_cli_would_import_first():
+    """What the console script runs before the CLI (the remembered judge's start, up to its
+    sandbox's argv and program) imports none of the CLI's heavy modules: each would make the
+    judge start later. Run without site, so nothing but these imports counts."""
+    import subprocess
+    from pathlib import Path
+
+    import sb
+    source = str(Path(sb.__file__).resolve().parent.parent)
+    code = ("import sys\n"
+            "import sb.entry, sb.grading.early, sb.grading.warm\n"
+            "from sb.cache import cache_dir\n"
+            "from sb.grading.layout import judge_program\n"
+            "from sb.sandbox.bwrap import BwrapSandbox, _no_privileges\n"
+            "cache_dir(), judge_program(), _no_privileges()\n"
+            f"print(sorted(m for m in {HEAVY_FOR_A_HEAD_START!r} if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-S", "-c", code], env={"PYTHONPATH": source, "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+FAKE_BWRAP_USAGE = ("usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]\n"
+                    "    --die-with-parent            Kills with SIGKILL child process\n"
+                    "    --disable-userns             Disable further use of user namespaces\n")
+
+
+@pytest.fixture
+def fake_bwrap(tmp_path, monkeypatch):
+    """A `bwrap` first on PATH that answers --help with FAKE_BWRAP_USAGE and counts how often
+    it is asked; the cache folder is this test's own."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    asked = tmp_path / "asked"
+    script = folder / "bwrap"
+    script.write_text(f"#!/bin/sh\necho asked >> {asked}\nprintf '%s' '{FAKE_BWRAP_USAGE}'\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
+    monkeypatch.setenv("SB_CACHE_DIR", str(tmp_path / "cache"))
+    from sb.sandbox import bwrap
+    bwrap._no_privileges.cache_clear()
+    yield script, lambda: len(asked.read_text().splitlines()) if asked.exists() else 0
+    bwrap._no_privileges.cache_clear()  # the real bwrap's flags for the tests after this one
+
+
+def test_bwrap_is_asked_for_its_options_once_per_binary(fake_bwrap):
+    from sb.sandbox import bwrap
+    script, times_asked = fake_bwrap
+    assert bwrap._no_privileges() == ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
+    assert times_asked() == 1
+    bwrap._no_privileges.cache_clear()  # a new command
+    assert bwrap._no_privileges() == ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
+    assert times_asked() == 1  # read from the cache folder
+    script.write_text(script.read_text().replace("--disable-userns", "--something-else"))  # an upgrade or downgrade
+    bwrap._no_privileges.cache_clear()
+    assert bwrap._no_privileges() == ("--cap-drop", "ALL")
+    assert times_asked() == 2
+
+
+def test_a_kept_bwrap_usage_that_is_not_one_is_asked_again(fake_bwrap):
+    from sb.sandbox import bwrap
+    script, times_asked = fake_bwrap
+    bwrap._no_privileges()
+    kept = bwrap._kept_usage(str(script))
+    assert kept is not None and kept.read_text() == FAKE_BWRAP_USAGE
+    for damaged in ("", "usage: bwrap [OPTIONS...]\n", "\xff\xfe not text"):
+        kept.write_text(damaged)
+        bwrap._no_privileges.cache_clear()
+        assert bwrap._no_privileges() == ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
+        assert kept.read_text() == FAKE_BWRAP_USAGE  # asked again, and kept whole
+    assert times_asked() == 4

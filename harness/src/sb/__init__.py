@@ -6,8 +6,8 @@ that grades one task loads what it uses, not every public module.
 """
 
 import importlib as _importlib
-from typing import TYPE_CHECKING as _TYPE_CHECKING
 
+_TYPE_CHECKING = False  # True for a type checker only; importing typing would cost the head start (sb/entry.py)
 if _TYPE_CHECKING:
     from sb.api import (ParsedReply, choose_sandbox, find_tasks, grade_files, grade_reply, parse_reply, precheck,
                         reply_schema, solver_messages)

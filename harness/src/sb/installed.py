@@ -7,7 +7,7 @@ sb/sandbox/view.py, built from those and the distributions' file lists) and ever
 distribution's version (the toolchain fingerprint). They change only when something is installed or
 removed, which changes the listing, and so the modification time, of a folder on
 sys.path: the cache key is those folders and their times, beside the interpreter. The
-cache lives where the reference ids' does (`sb.grading.expected.cache_dir`); a missing, damaged
+cache lives where the reference ids' does (`sb.cache.cache_dir`); a missing, damaged
 or mistyped entry is computed again and rewritten, never trusted.
 """
 
@@ -40,7 +40,7 @@ def cached(name: str, compute: Callable[[], dict], valid: Callable[[dict], bool]
 
 
 def cache_path(name: str) -> Path:
-    from sb.grading.expected import cache_dir
+    from sb.cache import cache_dir
     stamp = [sys.executable, *(f"{p}\0{os.stat(p).st_mtime_ns}" for p in import_folders())]
     key = hashlib.sha256("\n".join(stamp).encode()).hexdigest()[:24]
     return cache_dir() / "installed" / f"{name}-{key}.json"

@@ -114,7 +114,7 @@ def _all_tasks(sweeps: list) -> list:
 def lock_path(sweep: Sweep) -> Path:
     """Outside the results folder (which holds only results files), keyed by that folder and
     the group, so every sb process that could resume this sweep takes the same lock."""
-    from sb.grading.expected import cache_dir
+    from sb.cache import cache_dir
     where = hashlib.sha256(str(Path(sweep.results_dir).resolve()).encode()).hexdigest()[:12]
     folder = cache_dir() / "locks"
     folder.mkdir(parents=True, exist_ok=True)

@@ -18,8 +18,8 @@ warm.py and early.py before anything else, and must not pay for the pipeline's i
 """
 
 import importlib as _importlib
-from typing import TYPE_CHECKING as _TYPE_CHECKING
 
+_TYPE_CHECKING = False  # True for a type checker only; importing typing would cost the head start (sb/entry.py)
 if _TYPE_CHECKING:
     from sb.grading.layout import GRADER_FILES, JUDGE_HELPERS, grader_hash, solution_modules, write_files
     from sb.grading.pipeline import PINNED_ENV, decide, execute, grade, missing_deps, precheck

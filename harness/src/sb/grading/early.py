@@ -134,5 +134,5 @@ def _job(fields: dict) -> Job:
 def _memory_path(slug: str) -> Path:
     if not slug.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"not a task name: {slug!r}")  # never a path of the user's choosing
-    from sb.grading.expected import cache_dir
+    from sb.cache import cache_dir
     return cache_dir() / "judges" / f"{slug}.json"

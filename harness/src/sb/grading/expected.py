@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from sb.cache import cache_dir
 from sb.outcome import Outcome, Status, is_evidence
 
 
@@ -31,14 +31,6 @@ class ReferenceIds:
     @property
     def ok(self) -> bool:
         return self.ids is not None
-
-
-def cache_dir() -> Path:
-    explicit = os.environ.get("SB_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "scratchbench"
 
 
 def cache_key(task) -> str:

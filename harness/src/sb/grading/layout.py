@@ -12,10 +12,9 @@ from __future__ import annotations
 import importlib.util
 import marshal
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing's, without importing typing: sb grade's head start imports this (sb/entry.py)
 if TYPE_CHECKING:  # annotations only: a warm judge's program is read without the task model's imports
     from sb.task import FileSet, Task
 
@@ -39,9 +38,9 @@ def grader_hash() -> str:
     out, so this is what tells a Ray worker running another grader from the driver's, and
     what keys the reference's cached ids to the grader that produced them."""
     import hashlib
-    package, digest = resources.files("sb"), hashlib.sha256(b"sb-grader-v1\0")
+    digest = hashlib.sha256(b"sb-grader-v1\0")
     for name in GRADER_FILES:
-        digest.update(f"{name}:".encode() + hashlib.sha256(package.joinpath(name).read_bytes()).digest())
+        digest.update(f"{name}:".encode() + hashlib.sha256(_source(name)).digest())
     return digest.hexdigest()[:16]
 
 
@@ -68,8 +67,11 @@ def _pytest_ini(first_failure: bool) -> bytes:
     return b"[pytest]\naddopts = --maxfail=1\n" if first_failure else b"[pytest]\n"
 
 
+PACKAGE = Path(__file__).resolve().parent.parent  # the installed `sb`: a folder (a wheel or an editable install)
+
+
 def _source(name: str) -> bytes:
-    return resources.files("sb").joinpath(name).read_bytes()
+    return (PACKAGE / name).read_bytes()
 
 
 def judge_program() -> bytes:

@@ -11,7 +11,10 @@ import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+
+TYPE_CHECKING = False  # typing's, without importing typing: sb grade's head start imports this (sb/entry.py)
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 DEFAULT_MEMORY_MB = 8192
 PRIVATE_WRITES_MB = 512  # a grading's writable folders and /tmp together (see docs/sandbox.md)

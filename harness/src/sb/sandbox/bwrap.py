@@ -18,7 +18,6 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-from sb.hookspecs import hookimpl
 from sb.sandbox.base import Completed, Job, Sandbox
 from sb.sandbox.process import limits_preexec, run_process
 
@@ -117,14 +116,59 @@ def _no_privileges() -> tuple:
     root, bwrap would otherwise keep every capability in the sandbox's user namespace,
     and graded code could remount its read-only binds writable or unmount a mask."""
     flags: tuple[str, ...] = ("--cap-drop", "ALL")
-    try:
-        usage = subprocess.run([shutil.which("bwrap") or "bwrap", "--help"], capture_output=True, text=True,
-                               timeout=10).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        usage = ""
-    if "--disable-userns" in usage:  # bubblewrap 0.8 and later
+    if "--disable-userns" in _usage():  # bubblewrap 0.8 and later
         flags = ("--unshare-user", "--disable-userns", *flags)
     return flags
+
+
+def _usage() -> str:
+    """`bwrap --help`, asked once per bwrap binary and kept in the cache folder under the
+    binary's identity (device, inode, size, modification time: an upgrade is a new entry).
+    Asking costs a process start before a command's first sandbox, and `sb grade`'s head
+    start waits on it (sb/entry.py). A kept text that is not bwrap's usage is asked again."""
+    exe = shutil.which("bwrap") or "bwrap"
+    kept = _kept_usage(exe)
+    try:
+        text = kept.read_text() if kept is not None else ""
+    except (OSError, ValueError):
+        text = ""
+    if _is_usage(text):
+        return text
+    try:
+        text = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    if kept is not None and _is_usage(text):
+        _keep(kept, text)
+    return text
+
+
+def _is_usage(text: str) -> bool:
+    """bwrap's usage, whole: it lists --die-with-parent, which every sandbox here passes."""
+    return text.startswith("usage: ") and "--die-with-parent" in text
+
+
+def _kept_usage(exe: str) -> Path | None:
+    """Where `exe`'s usage is kept; None when it cannot be looked at."""
+    try:
+        found = os.stat(exe)
+    except OSError:
+        return None
+    from sb.cache import cache_dir
+    return cache_dir() / "bwrap" / f"usage-{found.st_dev}-{found.st_ino}-{found.st_size}-{found.st_mtime_ns}.txt"
+
+
+def _keep(path: Path, text: str) -> None:
+    """Written whole or not at all: a reader sees the old file, the new one, or none."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(text)
+        os.replace(partial, path)
+    except OSError:
+        pass  # an unwritable cache costs the question next time, nothing else
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _writable_mounts(job: Job, copies: list | None) -> list:
@@ -194,8 +238,3 @@ def hidden_paths(job: Job) -> list:
     """Paths the job asks to hide that its allow-list would otherwise show."""
     shown = [*job.readable, *job.writable]
     return sorted(p for p in job.hidden if Path(p).exists() and any(_under(p, s) for s in shown))
-
-
-@hookimpl
-def register_sandboxes(register):
-    register(BwrapSandbox)

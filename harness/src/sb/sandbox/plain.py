@@ -5,7 +5,6 @@ It isolates nothing from the filesystem or network: use it only for code you tru
 records that it was used.
 """
 
-from sb.hookspecs import hookimpl
 from sb.sandbox.base import Completed, Job, Sandbox
 from sb.sandbox.process import limits_preexec, run_process
 
@@ -17,8 +16,3 @@ class PlainSandbox(Sandbox):
 
     def run(self, job: Job) -> Completed:
         return run_process(list(job.argv), job, "none", preexec=limits_preexec(job))
-
-
-@hookimpl
-def register_sandboxes(register):
-    register(PlainSandbox)

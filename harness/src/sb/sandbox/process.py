@@ -14,10 +14,13 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
-from typing import Iterator
 
 from sb.interrupt import track_group, untrack_group
 from sb.sandbox.base import OUTPUT_TAIL_BYTES, Completed, Job
+
+TYPE_CHECKING = False  # typing's, without importing typing: sb grade's head start imports this (sb/entry.py)
+if TYPE_CHECKING:
+    from typing import Iterator
 
 
 def limits_preexec(job: Job):
