@@ -5,6 +5,8 @@ verdict is unchanged, and a judge the session's choices do not match is never ta
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 
 import pytest
@@ -277,3 +279,42 @@ def test_a_kept_bwrap_usage_that_is_not_one_is_asked_again(fake_bwrap):
         assert bwrap._no_privileges() == ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
         assert kept.read_text() == FAKE_BWRAP_USAGE  # asked again, and kept whole
     assert times_asked() == 4
+
+
+def _ended(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def test_a_quick_end_keeps_the_status_and_every_byte_printed():
+    done = _ended("import sys\nfrom sb.entry import QuickEnd\nending = QuickEnd.install()\n"
+                  "sys.stdout.write('x' * 100000 + 'end')\nsys.stderr.write('said')\n"
+                  "class Noisy:\n    def __del__(self):\n        print('torn down')\n"
+                  "kept = Noisy()\nending.status = 3\nsys.exit(3)\n")
+    assert done.returncode == 3
+    assert done.stdout == "x" * 100000 + "end"  # flushed, then no teardown (no finaliser ran)
+    assert done.stderr == "said"
+
+
+def test_no_quick_end_after_an_earlier_exit_handler_or_without_a_status():
+    earlier = _ended("import atexit, sys\natexit.register(lambda: print('earlier handler ran'))\n"
+                     "from sb.entry import QuickEnd\nending = QuickEnd.install()\nending.status = 0\n")
+    assert earlier.returncode == 0 and earlier.stdout == "earlier handler ran\n"
+    unset = _ended("import atexit\nfrom sb.entry import QuickEnd\nending = QuickEnd.install()\n"
+                   "class Noisy:\n    def __del__(self):\n        print('torn down')\n"
+                   "kept = Noisy()\nraise RuntimeError('no status')\n")
+    assert unset.returncode == 1 and "RuntimeError: no status" in unset.stderr
+    assert unset.stdout == "torn down\n"  # the interpreter's own end
+
+
+def test_the_console_script_ends_quickly_with_the_grade_and_its_status(installed, tmp_path):
+    import json
+
+    from conftest import sb_env
+    env = sb_env(SB_LOAD_PLUGINS="fixture_add", SB_CACHE_DIR=str(tmp_path / "cache"),
+                 PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    for files, passed in ((GOOD, True), (WRONG, False)):
+        done = subprocess.run([sys.executable, "-c", "import sys; from sb.entry import main; sys.exit(main())", "grade",
+                               "fixture_add", _answer(tmp_path, files), "--json"],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["passed"] is passed  # the whole document, flushed through the pipe

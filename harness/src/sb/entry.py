@@ -5,8 +5,8 @@ pytest and the task's dependencies (about 0.2 s), and the command spends about 0
 importing the CLI, the pipeline and the task package before it can start one. Here, before
 any of that is imported, the judge the last `sb grade` of the same task took is started
 from the cache (sb/grading/early.py); the command then runs as always and takes it only
-where it is exactly the judge it would have started. Every other command goes straight
-to sb.cli.
+where it is exactly the judge it would have started, and ends without the interpreter's
+teardown (QuickEnd). Every other command goes straight to sb.cli.
 """
 
 from __future__ import annotations
@@ -16,11 +16,58 @@ import sys
 
 def main() -> None:
     slug = graded_slug(sys.argv[1:])
-    if slug is not None:
-        from sb.grading.early import start_remembered_judge
-        start_remembered_judge(slug)
+    if slug is None:
+        from sb.cli import main as cli_main
+        return cli_main()
+    ending = QuickEnd.install()
+    from sb.grading.early import start_remembered_judge
+    start_remembered_judge(slug)
     from sb.cli import main as cli_main
-    cli_main()
+    try:
+        cli_main()
+    except SystemExit as done:
+        ending.status = done.code
+        raise
+    ending.status = 0
+
+
+class QuickEnd:
+    """`sb grade` ends without the interpreter's teardown (freeing every module the command
+    imported: about 0.02 s, a tenth of what a fresh `sb grade` adds to bare pytest).
+
+    Its handler is the first registered at exit, so it runs last: after the interpreter
+    has joined every non-daemon thread and run every other exit handler (the warm judges'
+    closing among them). There it flushes standard output and error and ends the process
+    with the command's status. Nothing of the command is left to teardown: its files are
+    written whole and closed (results, caches), its folders removed by their own handlers.
+    Where a handler was registered before this one (a coverage tool's, at start-up), or the
+    command ends by an exception rather than an exit status, the interpreter ends as usual."""
+
+    UNSET = object()
+
+    def __init__(self) -> None:
+        self.status = QuickEnd.UNSET
+
+    @classmethod
+    def install(cls) -> QuickEnd:
+        import atexit
+        ending = cls()
+        counted = getattr(atexit, "_ncallbacks", None)  # CPython's; elsewhere, no quick end
+        if counted is not None and counted() == 0:
+            atexit.register(ending.end)
+        return ending
+
+    def end(self) -> None:
+        if self.status is QuickEnd.UNSET:
+            return
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a reader gone away: the status still counts
+                pass
+        import os
+        code = self.status
+        os._exit(code if isinstance(code, int) else 0 if code is None else 1)
 
 
 def graded_slug(args: list) -> str | None:
