@@ -3,6 +3,7 @@ view, with the verdicts, the limits and the clean slate of a cold judge."""
 
 from __future__ import annotations
 
+import os
 import socket
 import uuid
 from pathlib import Path
@@ -227,3 +228,56 @@ def test_a_warm_judge_too_slow_to_take_a_grading_is_killed_before_a_cold_judge_t
     outcome = grade(fixture_task, GOOD, sandbox)
     assert outcome.status == Status.PASSED and outcome.counts["passed"] == 5, outcome.detail
     assert _judge_for(sandbox) is None
+
+
+def _unpacked(packed_file, slot: Path) -> None:
+    from sb.grading import judge_process
+    judge_process._unpack(os.dup(packed_file.fileno()), str(slot))
+
+
+def test_a_gradings_files_reach_the_warm_judge_whole(tmp_path):
+    from sb.grading.warm import _packed
+    source = tmp_path / "slot"
+    files = {"judge/judge_process.py": b"print('judge')\n",
+             "judge/sb/__pycache__/judge.cpython-311.pyc": bytes(range(256)),
+             "hidden_tests/test_x.py": b"def test_x():\n    pass\n",
+             "solution_copy/empty.py": b"",
+             "solution_copy/pkg/deep/mod.py": b"\n" * 70000}
+    for name, data in files.items():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        (source / name).write_bytes(data)
+    for empty in ("jscratch/home", "jscratch/tmp"):
+        (source / empty).mkdir(parents=True)
+    target = tmp_path / "there"
+    with _packed(source) as packed:
+        _unpacked(packed, target)
+    assert {p.relative_to(target).as_posix(): p.read_bytes() for p in target.rglob("*") if p.is_file()} == files
+    assert (target / "jscratch/home").is_dir() and (target / "jscratch/tmp").is_dir()
+    with _packed(source) as packed:  # `--isolation none`: the same folder, written again with the same bytes
+        _unpacked(packed, source)
+    assert all((source / name).read_bytes() == data for name, data in files.items())
+
+
+@pytest.mark.parametrize("name", ["../outside.py", "/etc/outside.py", "a/../../outside.py", "", ".", "a//b", 7])
+def test_the_warm_judge_writes_nothing_outside_the_gradings_folder(tmp_path, name):
+    import json
+    packed = tmp_path / "packed"
+    packed.write_bytes(json.dumps([[name, 2]]).encode() + b"\nno")
+    with open(packed, "rb") as stream, pytest.raises(ValueError, match="not a path inside"):
+        _unpacked(stream, tmp_path / "slot")
+    assert not (tmp_path / "outside.py").exists()
+
+
+def test_packed_files_that_end_early_are_refused_and_no_link_is_followed(tmp_path):
+    import json
+    packed = tmp_path / "packed"
+    packed.write_bytes(json.dumps([["a.py", 10]]).encode() + b"\nshort")
+    with open(packed, "rb") as stream, pytest.raises(ValueError, match="end inside"):
+        _unpacked(stream, tmp_path / "slot")
+    slot = tmp_path / "linked"
+    slot.mkdir()
+    (slot / "a.py").symlink_to(tmp_path / "target.py")
+    packed.write_bytes(json.dumps([["a.py", 2]]).encode() + b"\nok")
+    with open(packed, "rb") as stream, pytest.raises(OSError):
+        _unpacked(stream, slot)
+    assert not (tmp_path / "target.py").exists()

@@ -164,11 +164,26 @@ def _close_all(fds) -> None:
 
 @contextmanager
 def _packed(slot: Path):
-    """The slot's files as one uncompressed tar in a temporary file, rewound."""
-    import tarfile
+    """The slot's folders and files in a temporary file, rewound: one line of JSON listing
+    each folder as [path] and each file as [path, size] (paths relative to the slot,
+    parents first), then the files' bytes in that order (judge_process._unpack). Not a
+    tar: packing and unpacking a grading's few dozen files that way took about 0.02 s of
+    every grading, mostly owner names and times the judge never reads."""
+    entries: list = []
+    contents: list = []
+    for folder, subfolders, names in os.walk(slot):
+        subfolders.sort()
+        relative = Path(folder).relative_to(slot).as_posix()
+        prefix = "" if relative == "." else f"{relative}/"
+        entries += [[f"{prefix}{name}"] for name in subfolders]
+        for name in sorted(names):
+            data = Path(folder, name).read_bytes()
+            entries.append([f"{prefix}{name}", len(data)])
+            contents.append(data)
     with tempfile.TemporaryFile() as files:
-        with tarfile.open(fileobj=files, mode="w") as tar:
-            tar.add(str(slot), arcname=".")
+        files.write(json.dumps(entries).encode() + b"\n")
+        for data in contents:
+            files.write(data)
         files.seek(0)
         yield files
 
