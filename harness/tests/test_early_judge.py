@@ -205,7 +205,7 @@ def test_where_bwrap_cannot_run_the_remembered_start_fails_unused_and_the_comman
 
 
 HEAVY_FOR_A_HEAD_START = ("typing", "pluggy", "click", "hashlib", "importlib.resources", "importlib.metadata",
-                          "tarfile", "sb.cli", "sb.plugins", "sb.grading.pipeline")
+                          "tarfile", "platform", "sb.cli", "sb.plugins", "sb.grading.pipeline")
 
 
 def test_the_head_start_imports_nothing_the_cli_would_import_first():
@@ -222,7 +222,9 @@ def test_the_head_start_imports_nothing_the_cli_would_import_first():
             "from sb.cache import cache_dir\n"
             "from sb.grading.layout import judge_program\n"
             "from sb.sandbox.bwrap import BwrapSandbox, _no_privileges\n"
-            "cache_dir(), judge_program(), _no_privileges()\n"
+            "from sb.sandbox.process import limits_preexec\n"
+            "from sb.sandbox.base import Job\n"
+            "cache_dir(), judge_program(), _no_privileges(), limits_preexec(Job([], '/', {}, 1.0))\n"
             f"print(sorted(m for m in {HEAVY_FOR_A_HEAD_START!r} if m in sys.modules))\n")
     done = subprocess.run([sys.executable, "-S", "-c", code], env={"PYTHONPATH": source, "PATH": "/usr/bin:/bin"},
                           capture_output=True, text=True, timeout=60)

@@ -49,9 +49,10 @@ KEYCTL_JOIN_SESSION_KEYRING = 1
 def _keyring_joiner():
     """keyctl(JOIN_SESSION_KEYRING, NULL) bound in the parent: the child only calls it
     (nothing is loaded after fork). A no-op where the kernel has no keyrings."""
-    import platform
-    number = KEYCTL_SYSCALL.get(platform.machine())
-    if number is None or not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux"):
+        return lambda: None
+    number = KEYCTL_SYSCALL.get(os.uname().machine)  # platform.machine()'s answer, without importing platform
+    if number is None:
         return lambda: None
     import ctypes
     syscall = ctypes.CDLL(None, use_errno=True).syscall
