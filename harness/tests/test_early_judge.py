@@ -262,25 +262,47 @@ def test_bwrap_is_asked_for_its_options_once_per_binary(fake_bwrap):
     assert times_asked() == 1
     bwrap._no_privileges.cache_clear()  # a new command
     assert bwrap._no_privileges() == ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
-    assert times_asked() == 1  # read from the cache folder
-    script.write_text(script.read_text().replace("--disable-userns", "--something-else"))  # an upgrade or downgrade
-    bwrap._no_privileges.cache_clear()
-    assert bwrap._no_privileges() == ("--cap-drop", "ALL")
-    assert times_asked() == 2
+    assert times_asked() == 1  # the yes, read from the cache folder
+    script.write_text(script.read_text().replace("--disable-userns", "--something-else"))  # another bwrap
+    for asked in (2, 3):
+        bwrap._no_privileges.cache_clear()
+        assert bwrap._no_privileges() == ("--cap-drop", "ALL")
+        assert times_asked() == asked  # a no is never kept: asked each time
 
 
-def test_a_kept_bwrap_usage_that_is_not_one_is_asked_again(fake_bwrap):
+def test_a_kept_answer_can_add_the_option_but_never_take_it_away(fake_bwrap, tmp_path, monkeypatch):
     from sb.sandbox import bwrap
     script, times_asked = fake_bwrap
     bwrap._no_privileges()
-    kept = bwrap._kept_usage(str(script))
-    assert kept is not None and kept.read_text() == FAKE_BWRAP_USAGE
-    for damaged in ("", "usage: bwrap [OPTIONS...]\n", "\xff\xfe not text"):
-        kept.write_text(damaged)
+    kept = bwrap._kept_answer(str(script))
+    assert kept is not None and kept.read_bytes() == bwrap.USERNS_YES
+    kept.unlink()
+    os.mkfifo(kept)  # a reader that waited on it would hang the command
+    bwrap._no_privileges.cache_clear()
+    assert "--disable-userns" in bwrap._no_privileges()
+    for planted in (b"", b"no\n", bwrap.USERNS_YES + b"and more"):
+        kept.unlink()
+        kept.write_bytes(planted)
+        bwrap._no_privileges.cache_clear()
+        assert "--disable-userns" in bwrap._no_privileges()  # asked again: the option stays
+    assert times_asked() == 5
+    kept.unlink()
+    kept.symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "elsewhere").write_bytes(bwrap.USERNS_YES)
+    bwrap._no_privileges.cache_clear()
+    bwrap._no_privileges()
+    assert times_asked() == 6  # a link is not followed
+
+
+def test_an_unusable_cache_folder_costs_the_question_and_nothing_else(fake_bwrap, tmp_path, monkeypatch):
+    from sb.sandbox import bwrap
+    script, times_asked = fake_bwrap
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("SB_CACHE_DIR", str(tmp_path / "a-file"))  # a folder that cannot be made
+    for asked in (1, 2):
         bwrap._no_privileges.cache_clear()
         assert bwrap._no_privileges() == ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
-        assert kept.read_text() == FAKE_BWRAP_USAGE  # asked again, and kept whole
-    assert times_asked() == 4
+        assert times_asked() == asked
 
 
 def _ended(code: str) -> subprocess.CompletedProcess:
@@ -295,6 +317,16 @@ def test_a_quick_end_keeps_the_status_and_every_byte_printed():
     assert done.returncode == 3
     assert done.stdout == "x" * 100000 + "end"  # flushed, then no teardown (no finaliser ran)
     assert done.stderr == "said"
+
+
+def test_a_quick_end_that_cannot_flush_ends_as_the_interpreter_would():
+    code = ("import sys\nfrom sb.entry import QuickEnd\nending = QuickEnd.install()\n"
+            "sys.stdout.write('lost')\nending.status = 0\n")
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # the write waits for the flush
+    with open("/dev/full", "w") as full:  # every write fails: no space left
+        done = subprocess.run([sys.executable, "-c", code], stdout=full, stderr=subprocess.PIPE, env=buffered,
+                              timeout=60)
+    assert done.returncode == 120  # CPython's status when its last flush of stdout fails
 
 
 def test_no_quick_end_after_an_earlier_exit_handler_or_without_a_status():

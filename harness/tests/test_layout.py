@@ -103,3 +103,11 @@ def test_a_source_that_is_not_the_packages_file_is_compiled_for_itself(compiled,
     monkeypatch.setattr(layout, "_source", lambda name: changed)
     code = marshal.loads(layout._compiled("judge.py")[1][16:])
     assert "EXTRA" in code.co_names  # never the package's cached code for another file
+
+
+def test_a_package_imported_from_a_zip_is_read_through_its_loader(compiled, monkeypatch, tmp_path):
+    on_disk = layout._source("judge.py")
+    monkeypatch.setattr(layout, "PACKAGE", tmp_path / "scratchbench.zip" / "sb")  # not a folder
+    assert layout._source("judge.py") == on_disk
+    source, bytecode = layout._compiled("judge.py")  # compiled here: no package cache to use
+    assert source == on_disk and bytecode[8:16] == importlib.util.source_hash(on_disk)

@@ -121,7 +121,8 @@ def test_a_warm_judge_that_ended_is_replaced_and_the_grading_still_judged(fixtur
     assert outcome.status == Status.FAILED and "test_add.py::test_add_negative" in outcome.failed_tests
     assert ended.broken and ended not in [judge for _, judge in warm_judges().idle]
     again = grade(fixture_task, GOOD, sandbox)
-    assert again.status == Status.PASSED and _judge_for(sandbox).served == 1
+    # the ended judge was known broken before the grading took it: a new one served both
+    assert again.status == Status.PASSED and _judge_for(sandbox).served == 2
 
 
 def test_a_task_with_devices_and_a_sandbox_that_keeps_none_get_cold_judges(fixture_task, plain_sandbox, monkeypatch):
@@ -281,3 +282,45 @@ def test_packed_files_that_end_early_are_refused_and_no_link_is_followed(tmp_pat
     with open(packed, "rb") as stream, pytest.raises(OSError):
         _unpacked(stream, slot)
     assert not (tmp_path / "target.py").exists()
+
+
+def test_a_warm_judge_its_sandbox_cannot_start_is_left_at_once_for_a_cold_judge(fixture_task, monkeypatch):
+    """A sandbox that raises before starting the warm judge (an unusable cache folder made
+    bwrap's once): the grading hears of it at once, not after START_TIMEOUT_S."""
+    import threading
+
+    from sb.grading import warm
+    from sb.sandbox.plain import PlainSandbox
+
+    class CannotStartWarm(PlainSandbox):
+        def run(self, job):
+            if "--warm" in job.argv:
+                raise OSError("cannot start")
+            return super().run(job)
+
+    monkeypatch.setattr(warm, "START_TIMEOUT_S", 3600)
+    sandbox = CannotStartWarm()
+    graded: dict = {}
+    thread = threading.Thread(target=lambda: graded.update(outcome=grade(fixture_task, GOOD, sandbox)), daemon=True)
+    thread.start()
+    thread.join(timeout=120)  # a liveness bound, far beyond a grading; without the fix it waits an hour
+    assert not thread.is_alive()
+    assert graded["outcome"].status == Status.PASSED and graded["outcome"].counts["passed"] == 5
+    assert _judge_for(sandbox) is None
+
+
+def test_only_regular_files_and_folders_are_packed(tmp_path):
+    """The grader lays out nothing else; a FIFO would block the packing and a link would
+    carry another file's bytes."""
+    from sb.grading.warm import _packed
+    source = tmp_path / "slot"
+    (source / "judge").mkdir(parents=True)
+    (source / "judge" / "kept.py").write_bytes(b"x = 1\n")
+    os.mkfifo(source / "judge" / "fifo")
+    (tmp_path / "secret").write_bytes(b"elsewhere")
+    (source / "judge" / "link.py").symlink_to(tmp_path / "secret")
+    (source / "folder_link").symlink_to(tmp_path)
+    target = tmp_path / "there"
+    with _packed(source) as packed:
+        _unpacked(packed, target)
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == ["judge", "judge/kept.py"]

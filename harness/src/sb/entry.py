@@ -60,14 +60,17 @@ class QuickEnd:
     def end(self) -> None:
         if self.status is QuickEnd.UNSET:
             return
+        code = self.status
+        code = code if isinstance(code, int) else 0 if code is None else 1
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except Exception:  # noqa: BLE001 - a reader gone away: the status still counts
-                pass
+            except BrokenPipeError:
+                pass  # the reader went away: the status still counts
+            except Exception:  # noqa: BLE001 - what the interpreter's own last flush would end with
+                code = 120
         import os
-        code = self.status
-        os._exit(code if isinstance(code, int) else 0 if code is None else 1)
+        os._exit(code)
 
 
 def graded_slug(args: list) -> str | None:

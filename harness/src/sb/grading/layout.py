@@ -70,11 +70,14 @@ def _pytest_ini(first_failure: bool) -> bytes:
     return b"[pytest]\naddopts = --maxfail=1\n" if first_failure else b"[pytest]\n"
 
 
-PACKAGE = Path(__file__).resolve().parent.parent  # the installed `sb`: a folder (a wheel or an editable install)
+PACKAGE = Path(__file__).resolve().parent.parent  # the installed `sb`: a folder, unless it is imported from a zip
 
 
 def _source(name: str) -> bytes:
-    return (PACKAGE / name).read_bytes()
+    if PACKAGE.is_dir():
+        return (PACKAGE / name).read_bytes()
+    from importlib import resources  # a zip: read through its loader (an import the head start never pays)
+    return resources.files("sb").joinpath(name).read_bytes()
 
 
 def judge_program() -> bytes:

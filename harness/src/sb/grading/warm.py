@@ -22,11 +22,12 @@ import atexit
 import json
 import os
 import socket
+import stat
 import sys
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 
@@ -65,8 +66,19 @@ class WarmJudge:
         # (bwrap: on its sized /tmp), so what its gradings write is bounded in total
         self.job = replace(template, argv=argv, cwd=self.root, env=env, timeout_s=WARM_LIFETIME_S,
                            writable=(str(self.root),), pass_fds=(theirs.detach(),), cancel=self.cancel)
-        self.thread = threading.Thread(target=sandbox.run, args=(self.job,), daemon=True)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
+
+    def _serve(self) -> None:
+        """The warm judge's whole life in its sandbox. However it ends (its process gone, or
+        the sandbox unable to start it at all), a grading waiting on it hears so at once,
+        rather than at START_TIMEOUT_S."""
+        try:
+            self.sandbox.run(self.job)
+        finally:
+            self.broken = True
+            with suppress(OSError):
+                self.control.shutdown(socket.SHUT_RDWR)
 
     def slot(self) -> Path:
         """A fresh folder for one grading's judge-side files. The warm judge unpacks them
@@ -172,20 +184,32 @@ def _packed(slot: Path):
     entries: list = []
     contents: list = []
     for folder, subfolders, names in os.walk(slot):
-        subfolders.sort()
+        subfolders[:] = sorted(name for name in subfolders if not os.path.islink(os.path.join(folder, name)))
         relative = Path(folder).relative_to(slot).as_posix()
         prefix = "" if relative == "." else f"{relative}/"
         entries += [[f"{prefix}{name}"] for name in subfolders]
         for name in sorted(names):
-            data = Path(folder, name).read_bytes()
-            entries.append([f"{prefix}{name}", len(data)])
-            contents.append(data)
+            data = _regular_file(os.path.join(folder, name))
+            if data is not None:
+                entries.append([f"{prefix}{name}", len(data)])
+                contents.append(data)
     with tempfile.TemporaryFile() as files:
         files.write(json.dumps(entries).encode() + b"\n")
         for data in contents:
             files.write(data)
         files.seek(0)
         yield files
+
+
+def _regular_file(path: str) -> bytes | None:
+    """The bytes of `path` if it is a regular file; None for anything else (a link, a FIFO:
+    the grader lays out regular files and folders only, and a FIFO would block)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as file:
+        return file.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
 
 
 def _script_argv(argv: list) -> list:
@@ -213,7 +237,7 @@ class WarmJudges:
             return None
         key, found = _key(sandbox, template, preimports), None
         with self.lock:
-            retired = [(k, j) for k, j in self.idle if time.monotonic() - j.started > WARM_RETIRE_S]
+            retired = [(k, j) for k, j in self.idle if j.broken or time.monotonic() - j.started > WARM_RETIRE_S]
             self.idle = [entry for entry in self.idle if entry not in retired]
             for i, (k, judge) in enumerate(self.idle):
                 if k == key and not judge.broken:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import stat
 import subprocess
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import lru_cache
 from pathlib import Path
 
@@ -116,59 +117,73 @@ def _no_privileges() -> tuple:
     root, bwrap would otherwise keep every capability in the sandbox's user namespace,
     and graded code could remount its read-only binds writable or unmount a mask."""
     flags: tuple[str, ...] = ("--cap-drop", "ALL")
-    if "--disable-userns" in _usage():  # bubblewrap 0.8 and later
+    if _disables_userns():  # bubblewrap 0.8 and later
         flags = ("--unshare-user", "--disable-userns", *flags)
     return flags
 
 
-def _usage() -> str:
-    """`bwrap --help`, asked once per bwrap binary and kept in the cache folder under the
-    binary's identity (device, inode, size, modification time: an upgrade is a new entry).
-    Asking costs a process start before a command's first sandbox, and `sb grade`'s head
-    start waits on it (sb/entry.py). A kept text that is not bwrap's usage is asked again."""
+USERNS_YES = b"--disable-userns\n"
+
+
+def _disables_userns() -> bool:
+    """Whether the installed bwrap has --disable-userns, from its --help. A yes is kept in
+    the cache folder under the binary's identity (device, inode, size, modification time:
+    an upgrade is asked again), so a command does not start bwrap once more before its
+    first sandbox (`sb grade`'s head start waits on it, sb/entry.py). Only a yes is kept:
+    a file there can add the option (a bwrap without it then fails at once), never take it
+    away. Never raises: an unreadable or unwritable cache costs the question, nothing else."""
     exe = shutil.which("bwrap") or "bwrap"
-    kept = _kept_usage(exe)
+    kept = _kept_answer(exe)
+    if kept is not None and _says_yes(kept):
+        return True
     try:
-        text = kept.read_text() if kept is not None else ""
-    except (OSError, ValueError):
-        text = ""
-    if _is_usage(text):
-        return text
-    try:
-        text = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=10).stdout
+        usage = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.TimeoutExpired):
-        return ""
-    if kept is not None and _is_usage(text):
-        _keep(kept, text)
-    return text
+        return False
+    found = "--disable-userns" in usage
+    if found and kept is not None:
+        _keep_yes(kept)
+    return found
 
 
-def _is_usage(text: str) -> bool:
-    """bwrap's usage, whole: it lists --die-with-parent, which every sandbox here passes."""
-    return text.startswith("usage: ") and "--die-with-parent" in text
-
-
-def _kept_usage(exe: str) -> Path | None:
-    """Where `exe`'s usage is kept; None when it cannot be looked at."""
+def _kept_answer(exe: str) -> Path | None:
+    """Where a yes for `exe` is kept; None when it cannot be looked at."""
     try:
         found = os.stat(exe)
-    except OSError:
+        from sb.cache import cache_dir
+        folder = cache_dir() / "bwrap"
+    except (OSError, ValueError):
         return None
-    from sb.cache import cache_dir
-    return cache_dir() / "bwrap" / f"usage-{found.st_dev}-{found.st_ino}-{found.st_size}-{found.st_mtime_ns}.txt"
+    return folder / f"disable-userns-{found.st_dev}-{found.st_ino}-{found.st_size}-{found.st_mtime_ns}"
 
 
-def _keep(path: Path, text: str) -> None:
-    """Written whole or not at all: a reader sees the old file, the new one, or none."""
+def _says_yes(path: Path) -> bool:
+    """The kept file is a regular file holding exactly USERNS_YES (never a link followed, never a
+    FIFO waited on, never more than a few bytes read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, len(USERNS_YES) + 1) == USERNS_YES
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _keep_yes(path: Path) -> None:
+    """Written whole or not at all: a reader sees no file, or one holding USERNS_YES."""
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_text(text)
+        partial.write_bytes(USERNS_YES)
         os.replace(partial, path)
     except OSError:
         pass  # an unwritable cache costs the question next time, nothing else
     finally:
-        partial.unlink(missing_ok=True)
+        with suppress(OSError):
+            partial.unlink(missing_ok=True)
 
 
 def _writable_mounts(job: Job, copies: list | None) -> list:
