@@ -54,8 +54,7 @@ def test_bytecode_whose_source_changed_is_never_used(compiled, tmp_path):
     assert f"# code object from {peer}\n" in said  # compiled from the source, the bytecode passed over
 
 
-def test_the_bytecode_is_the_compiled_source_and_never_kept_in_a_cache_of_the_graders(compiled, tmp_path,
-                                                                                       monkeypatch):
+def test_the_bytecode_is_the_compiled_source_and_never_kept_on_disk(compiled, tmp_path, monkeypatch):
     monkeypatch.setenv("SB_CACHE_DIR", str(tmp_path / "cache"))
     source, bytecode = layout._compiled("judge.py")
     assert bytecode[:4] == importlib.util.MAGIC_NUMBER and bytecode[4:8] == (0b11).to_bytes(4, "little")
@@ -70,20 +69,9 @@ def test_the_bytecode_is_the_compiled_source_and_never_kept_in_a_cache_of_the_gr
     assert other[8:16] == importlib.util.source_hash(changed) and other != bytecode
 
 
-def test_the_bytecode_is_the_packages_own_where_its_cache_holds_this_source(compiled, monkeypatch):
-    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # the package's cache, as a user's interpreter writes it
-    first = layout._compiled("judge.py")
-    layout._compiled.cache_clear()
-
-    def no_compiling(*args, **kwargs):
-        raise AssertionError("compiled again, though the package's cache holds this source's code")
-    monkeypatch.setattr(layout, "compile", no_compiling, raising=False)
-    assert layout._compiled("judge.py") == first
-
-
 def test_the_bytecode_keeps_its_asserts_under_an_optimizing_grader(tmp_path):
     """solver_tests.py judges a solver's tests with asserts: the laid-out code must keep them
-    even where the grader itself runs with -O (the package's cache then has none)."""
+    even where the grader itself runs with -O."""
     code = ("import dis, marshal, sys\n"
             "from sb.grading import layout\n"
             "source, bytecode = layout._compiled('solver_tests.py')\n"
@@ -98,16 +86,9 @@ def test_the_bytecode_keeps_its_asserts_under_an_optimizing_grader(tmp_path):
     assert done.stdout.split() == ["1", "True"]
 
 
-def test_a_source_that_is_not_the_packages_file_is_compiled_for_itself(compiled, monkeypatch):
-    changed = layout._source("judge.py") + b"\nEXTRA = 1\n"
-    monkeypatch.setattr(layout, "_source", lambda name: changed)
-    code = marshal.loads(layout._compiled("judge.py")[1][16:])
-    assert "EXTRA" in code.co_names  # never the package's cached code for another file
-
-
 def test_a_package_imported_from_a_zip_is_read_through_its_loader(compiled, monkeypatch, tmp_path):
     on_disk = layout._source("judge.py")
     monkeypatch.setattr(layout, "PACKAGE", tmp_path / "scratchbench.zip" / "sb")  # not a folder
     assert layout._source("judge.py") == on_disk
-    source, bytecode = layout._compiled("judge.py")  # compiled here: no package cache to use
+    source, bytecode = layout._compiled("judge.py")
     assert source == on_disk and bytecode[8:16] == importlib.util.source_hash(on_disk)

@@ -9,11 +9,8 @@ Both programs are standalone, so neither sandbox needs the installed `sb`.
 
 from __future__ import annotations
 
-import importlib.machinery
 import importlib.util
 import marshal
-import os
-import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -103,38 +100,13 @@ def _modules(folder: str, names: dict) -> dict:
 
 @lru_cache(maxsize=None)
 def _compiled(name: str) -> tuple:
-    """(source, a hash-checked .pyc of it: PEP 552), once per process. The child uses the
-    .pyc only while the source beside it has exactly the bytes it records, whatever the
-    file times say. Never kept in a cache of the grader's own: a folder this user can
-    write is one a grading under `--isolation none` can write, and the judge would run
-    what it found."""
+    """(source, a hash-checked .pyc of it: PEP 552), compiled once per process. The child
+    uses the .pyc only while the source beside it has exactly the bytes it records,
+    whatever the file times say. Never kept on disk: a folder this user can write is one a
+    grading under `--isolation none` can write, and the judge would run what it found."""
     source = _source(name)
-    code = _package_code(name, source) or compile(source, name, "exec", dont_inherit=True, optimize=0)
     header = importlib.util.MAGIC_NUMBER + (0b11).to_bytes(4, "little") + importlib.util.source_hash(source)
-    return source, header + marshal.dumps(code)
-
-
-def _package_code(name: str, source: bytes):
-    """The code the installed package's own bytecode cache holds for `name` (checked
-    against the file as the interpreter checks every module the grader imports, and
-    written there when missing or stale), where the file is `source` and did not change
-    meanwhile; else None. Compiling the wire, the judge's modules and the worker took
-    about 0.02 s of every fresh command. Not under -O: that cache's code has no asserts,
-    and solver_tests.py judges by them."""
-    if sys.flags.optimize:
-        return None
-    path = str(PACKAGE / name)
-    try:
-        before = os.stat(path)
-        with open(path, "rb") as file:
-            if file.read() != source:
-                return None
-        code = importlib.machinery.SourceFileLoader(f"sb-laid-out:{name}", path).get_code(f"sb-laid-out:{name}")
-        after = os.stat(path)
-    except (OSError, ImportError):
-        return None
-    unchanged = (before.st_ino, before.st_size, before.st_mtime_ns) == (after.st_ino, after.st_size, after.st_mtime_ns)
-    return code if unchanged else None
+    return source, header + marshal.dumps(compile(source, name, "exec", dont_inherit=True, optimize=0))
 
 
 def lay_out_worker(root: Path, solution: FileSet) -> dict:
