@@ -329,6 +329,12 @@ def test_a_quick_end_that_cannot_flush_ends_as_the_interpreter_would():
     assert done.returncode == 120  # CPython's status when its last flush of stdout fails
 
 
+def test_a_quick_end_with_standard_streams_closed_from_the_start_keeps_the_status():
+    code = "import sys\nfrom sb.entry import QuickEnd\nending = QuickEnd.install()\nending.status = 3\nsys.exit(3)\n"
+    done = subprocess.run(["sh", "-c", f'exec >&- 2>&-; exec "$0" -c \'{code}\'', sys.executable], timeout=60)
+    assert done.returncode == 3  # nothing to flush is not a failed flush
+
+
 def test_no_quick_end_after_an_earlier_exit_handler_or_without_a_status():
     earlier = _ended("import atexit, sys\natexit.register(lambda: print('earlier handler ran'))\n"
                      "from sb.entry import QuickEnd\nending = QuickEnd.install()\nending.status = 0\n")

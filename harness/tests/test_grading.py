@@ -226,6 +226,37 @@ def test_bwrap_never_closes_a_passed_descriptor_twice(tmp_path, monkeypatch):
     os.close(reused[0])
 
 
+@pytest.mark.parametrize("where", ["argv", "popen", "plain"])
+@pytest.mark.parametrize("private", [None, 16])
+def test_a_sandbox_that_fails_before_its_process_starts_still_closes_the_jobs_descriptors(tmp_path, monkeypatch,
+                                                                                          where, private):
+    """Held open, a record pipe's write end keeps its reader waiting (5 s), and a wire's end
+    its peer: found by a red team with a warm judge whose sandbox could not start it."""
+    import os
+    from sb.sandbox import bwrap
+    from sb.sandbox.base import Job
+    from sb.sandbox.plain import PlainSandbox
+    (tmp_path / "solution.py").write_text("x = 1\n")
+    read_end, write_end = os.pipe()
+    argv = [str(tmp_path / "no-such-program")] if where != "argv" else ["true"]
+    job = Job(argv=argv, cwd=tmp_path, env={}, timeout_s=5, writable=(tmp_path,), pass_fds=(write_end,),
+              private_writes_mb=private)
+    if where == "argv":
+        def broken(*args, **kwargs):
+            raise OSError("cannot build the argv")
+        monkeypatch.setattr(bwrap, "bwrap_argv", broken)
+    sandbox = PlainSandbox() if where == "plain" else bwrap.BwrapSandbox()
+    if where == "popen" and sandbox.unavailable_reason() is None:
+        monkeypatch.setattr(bwrap, "bwrap_argv", lambda job, hidden, copies=None: list(job.argv))
+    with pytest.raises(OSError):
+        sandbox.run(job)
+    os.set_blocking(read_end, False)
+    try:
+        assert os.read(read_end, 1) == b""  # end of file: no writer left open (one left: BlockingIOError)
+    finally:
+        os.close(read_end)
+
+
 def test_a_solution_thread_is_answered_while_the_test_waits_on_its_own(task_copy, plain_sandbox):
     """A call from a thread the solution started reaches the judge's object at once, not
     only when the test next calls into the worker: here the test never does, it waits on

@@ -63,12 +63,14 @@ class QuickEnd:
         code = self.status
         code = code if isinstance(code, int) else 0 if code is None else 1
         for stream in (sys.stdout, sys.stderr):
+            if stream is None or getattr(stream, "closed", False):
+                continue  # a descriptor closed from the start: nothing to flush, as for the interpreter
             try:
                 stream.flush()
             except BrokenPipeError:
                 pass  # the reader went away: the status still counts
-            except Exception:  # noqa: BLE001 - what the interpreter's own last flush would end with
-                code = 120
+            except OSError:
+                code = 120  # what the interpreter's own last flush ends with (a full disk, say)
         import os
         os._exit(code)
 

@@ -59,6 +59,7 @@ class WarmJudge:
         program.write_bytes(judge_program())
         self.cancel = threading.Event()  # set: the warm judge's sandbox is killed
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.control_lock, self.closed = threading.Lock(), False
         env = {**template.env, "HOME": str(self.root / "home"), "TMPDIR": str(self.root / "tmp")}
         argv = [sys.executable, "-s", "-B", "-P", str(program), "--warm", str(theirs.fileno()), ",".join(preimports),
                 ",".join(sandbox.private_scratch)]
@@ -75,10 +76,13 @@ class WarmJudge:
         rather than at START_TIMEOUT_S."""
         try:
             self.sandbox.run(self.job)
+        except Exception:  # noqa: BLE001 - its grading takes a cold judge, whose own start reports the cause
+            pass
         finally:
             self.broken = True
-            with suppress(OSError):
-                self.control.shutdown(socket.SHUT_RDWR)
+            with self.control_lock, suppress(OSError):
+                if not self.closed:  # never a shutdown of a descriptor close() gave back
+                    self.control.shutdown(socket.SHUT_RDWR)
 
     def slot(self) -> Path:
         """A fresh folder for one grading's judge-side files. The warm judge unpacks them
@@ -159,7 +163,9 @@ class WarmJudge:
 
     def close(self) -> None:
         """End of file ends the warm judge; its sandbox is cancelled if it does not go."""
-        self.control.close()
+        with self.control_lock:
+            self.closed = True
+            self.control.close()
         self.thread.join(timeout=10)
         self.cancel.set()
         self.thread.join(timeout=10)

@@ -25,9 +25,10 @@ OUTPUT_TAIL_BYTES = 20_000
 class Job:
     """One command to run.
 
-    `pass_fds` are handed to the child and CLOSED in the parent once it has started (the
-    grader keeps only the read end of its record pipe, so it sees end-of-file when every
-    writer is gone). A sandbox that isolates the filesystem shows the command only
+    `pass_fds` are handed to the child and CLOSED in the parent once it has started, or
+    when the sandbox fails before it starts (the grader keeps only the read end of its
+    record pipe, so it sees end-of-file when every writer is gone; process.py's
+    `closed_unless_started`). A sandbox that isolates the filesystem shows the command only
     `readable` (read-only), `writable`, the system's own libraries and `devices`, with
     every folder in `masked` empty; `hidden` paths are never visible at all. `cancel`, when
     given, is an Event the grader sets when the run is no longer wanted: the sandbox then

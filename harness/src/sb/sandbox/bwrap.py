@@ -15,12 +15,13 @@ import os
 import shutil
 import stat
 import subprocess
+import tempfile
 from contextlib import contextmanager, suppress
 from functools import lru_cache
 from pathlib import Path
 
 from sb.sandbox.base import Completed, Job, Sandbox
-from sb.sandbox.process import limits_preexec, run_process
+from sb.sandbox.process import closed_unless_started, limits_preexec, run_process
 
 SCRATCH_MOUNTS = ("/tmp", "/var/tmp", "/run", "/dev/shm")
 
@@ -37,12 +38,14 @@ class BwrapSandbox(Sandbox):
 
     def run(self, job: Job) -> Completed:
         if not job.private_writes_mb:
-            return run_process(bwrap_argv(job, hidden_paths(job)), job, "bwrap", preexec=limits_preexec(job))
-        with private_copies(job) as (copies, fds):
+            with closed_unless_started(job):
+                argv, preexec = bwrap_argv(job, hidden_paths(job)), limits_preexec(job)
+            return run_process(argv, job, "bwrap", preexec=preexec)
+        with closed_unless_started(job), private_copies(job) as (copies, fds):
+            argv, preexec = bwrap_argv(job, hidden_paths(job), copies), limits_preexec(job)
             job = dataclasses.replace(job, pass_fds=(*job.pass_fds, *fds))
-            argv = bwrap_argv(job, hidden_paths(job), copies)
             fds.clear()  # handed to run_process, which closes what it passes: never closed twice
-            return run_process(argv, job, "bwrap", preexec=limits_preexec(job))
+        return run_process(argv, job, "bwrap", preexec=preexec)
 
 
 @lru_cache(maxsize=1)
@@ -173,17 +176,22 @@ def _says_yes(path: Path) -> bool:
 
 
 def _keep_yes(path: Path) -> None:
-    """Written whole or not at all: a reader sees no file, or one holding USERNS_YES."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    """Written whole or not at all: a reader sees no file, or one holding USERNS_YES. The
+    partial file is a new one of its own (never a link followed or a FIFO waited on)."""
+    partial = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_bytes(USERNS_YES)
+        fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "wb") as file:
+            file.write(USERNS_YES)
         os.replace(partial, path)
+        partial = None
     except OSError:
         pass  # an unwritable cache costs the question next time, nothing else
     finally:
-        with suppress(OSError):
-            partial.unlink(missing_ok=True)
+        if partial is not None:
+            with suppress(OSError):
+                os.unlink(partial)
 
 
 def _writable_mounts(job: Job, copies: list | None) -> list:

@@ -6,7 +6,7 @@ records that it was used.
 """
 
 from sb.sandbox.base import Completed, Job, Sandbox
-from sb.sandbox.process import limits_preexec, run_process
+from sb.sandbox.process import closed_unless_started, limits_preexec, run_process
 
 
 class PlainSandbox(Sandbox):
@@ -15,4 +15,6 @@ class PlainSandbox(Sandbox):
     description = "plain subprocess: rlimits and a clean environment, no filesystem or network isolation"
 
     def run(self, job: Job) -> Completed:
-        return run_process(list(job.argv), job, "none", preexec=limits_preexec(job))
+        with closed_unless_started(job):
+            preexec = limits_preexec(job)
+        return run_process(list(job.argv), job, "none", preexec=preexec)

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 
 from sb.interrupt import track_group, untrack_group
 from sb.sandbox.base import OUTPUT_TAIL_BYTES, Completed, Job
@@ -81,17 +81,35 @@ def _death_signal_setter():
     return set_death_signal
 
 
+@contextmanager
+def closed_unless_started(job: Job) -> Iterator[None]:
+    """The job's descriptors closed if what it wraps raises: a sandbox that fails before its
+    process starts still closes them, as one that started does (Job's contract). Held open,
+    a record pipe's write end keeps its reader waiting, and a wire's end its peer."""
+    try:
+        yield
+    except BaseException:
+        for fd in job.pass_fds:
+            with suppress(OSError):
+                os.close(fd)
+        raise
+
+
 def run_process(argv: list, job: Job, isolation: str, preexec=None) -> Completed:
     """Start `argv` in its own session, kill the whole group at the limit (or on any
     interruption of the grader, a Ctrl-C included), keep the output tail."""
     start = time.monotonic()
-    with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out:
+    with ExitStack() as files:
+        with closed_unless_started(job):
+            stdin = files.enter_context(open(os.devnull, "rb"))
+            out = files.enter_context(tempfile.TemporaryFile())
         proc = None
         try:
             with interrupts_held():  # started and tracked as one step: never a child nobody kills
-                proc = subprocess.Popen(argv, cwd=job.cwd, env=job.env, stdin=stdin, stdout=out,
-                                        stderr=subprocess.STDOUT, start_new_session=True, pass_fds=job.pass_fds,
-                                        preexec_fn=preexec)
+                with closed_unless_started(job):
+                    proc = subprocess.Popen(argv, cwd=job.cwd, env=job.env, stdin=stdin, stdout=out,
+                                            stderr=subprocess.STDOUT, start_new_session=True,
+                                            pass_fds=job.pass_fds, preexec_fn=preexec)
                 track_group(proc.pid)
                 for fd in job.pass_fds:
                     os.close(fd)
