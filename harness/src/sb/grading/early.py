@@ -103,13 +103,8 @@ def remember_judge(task, sandbox: Sandbox) -> None:
     try:
         if path.exists() and json.loads(path.read_text()) == data:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}")
-        try:
-            partial.write_text(json.dumps(data))
-            os.replace(partial, path)  # a reader sees the old file or the new one, never half of one
-        finally:
-            partial.unlink(missing_ok=True)
+        from sb.results import write_atomic
+        write_atomic(path, data)  # a reader sees the old file or the new one, never half of one
     except (OSError, ValueError):
         return  # no memory kept: the next command starts its judge from the entry point
 
