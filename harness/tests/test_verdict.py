@@ -161,3 +161,21 @@ def test_the_pure_verdict_is_the_pipelines(fixture_task, plain_sandbox):
         again = verdict(fixture_task.slug, fixture_task.meta.time_limit_s, record, completed, expected)
         graded = grade(fixture_task, files, plain_sandbox, expected)
         assert (again.status, again.counts, again.failed_tests) == (graded.status, graded.counts, graded.failed_tests)
+
+
+def test_a_collection_errors_detail_begins_with_its_cause():
+    """A table shows a detail's first line; pytest's report begins with its own advice and
+    ends with the exception, so the exception comes first."""
+    report = ("ImportError while importing test module '/x/hidden_tests/test_add.py'.\n"
+              "Hint: make sure your test modules/packages have valid Python names.\n"
+              "Traceback:\n" + "  frame\n" * 60 +
+              "../hidden_tests/test_add.py:1: in <module>\n    import numpy\n"
+              "E   ModuleNotFoundError: No module named 'numpy'")
+    events = [{"event": "start"}, {"event": "collect_error", "nodeid": "test_add.py", "message": report},
+              {"event": "end", "exitstatus": 2}]
+    detail = decide(events, ended(2)).detail
+    assert detail.splitlines()[0] == "ModuleNotFoundError: No module named 'numpy'"
+    assert detail.endswith("E   ModuleNotFoundError: No module named 'numpy'")
+    plain = [{"event": "start"}, {"event": "collect_error", "nodeid": "test_add.py", "message": "SyntaxError"},
+             {"event": "end", "exitstatus": 2}]
+    assert decide(plain, ended(2)).detail == "test_add.py: SyntaxError"

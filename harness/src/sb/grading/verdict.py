@@ -103,7 +103,7 @@ def verdict(slug: str, time_limit_s: int, record: Record, completed: Completed, 
         return Outcome(status=Status.TAMPERED, detail=problem, failed_tests=_failed(outcomes, expected), **base)
     if record.collect_errors:
         status = Status.SOLUTION_ERROR if starter_collects() else Status.COLLECTION_ERROR
-        return Outcome(status=status, detail=_tail(record.collect_errors[0]), **base)
+        return Outcome(status=status, detail=_collection_detail(record.collect_errors[0]), **base)
     return _test_verdict(outcomes, expected, record, base)
 
 
@@ -152,6 +152,14 @@ def _first_failure(record: Record, nodeid: str) -> str:
         if outcome != "passed":
             return _tail(f"{nodeid}: {message or exc or outcome}")
     return f"{nodeid}: missing"
+
+
+def _collection_detail(text: str) -> str:
+    """The cause first (pytest's last `E ` line: the exception), then the report's tail. A
+    table shows a detail's first line, and pytest's report begins with its own advice."""
+    causes = [line[1:].strip() for line in (text or "").splitlines() if line.startswith("E ") and line[1:].strip()]
+    tail = _tail(text)
+    return f"{causes[-1][:200]}\n{tail}" if causes and causes[-1] not in tail.splitlines()[0] else tail
 
 
 def _tail(text: str, limit: int = 400) -> str:
