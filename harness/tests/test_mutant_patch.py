@@ -1,12 +1,15 @@
-"""Hand mutants as patches: made, parsed and applied strictly (sb/mutant_patch.py), and
-`sb diff`, which writes one from an edited copy of the reference."""
+"""Hand mutants as patches: made, parsed and applied strictly (sb/mutant_patch.py); `sb diff`,
+which writes one from an edited copy of the reference; and `sb mutants --rebase`, which moves
+patches a changed reference left behind."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from sb import mutant_patch
-from sb.mutant_patch import PatchError, apply, make_patch, parse
+from sb.mutant_patch import PatchError, apply, make_patch, parse, rebase
 from test_cli import sb
 
 REFERENCE = {
@@ -89,3 +92,91 @@ def test_sb_diff_writes_a_patch_that_loads_as_the_same_mutant(fixture_env, tmp_p
     done = sb("diff", "fixture_add", str(unchanged), "-m", "nothing", env=fixture_env)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "do not differ" in done.stderr
 
+
+
+def test_sb_diff_output_writes_the_patch_only_once_it_is_made(fixture_env, tmp_path):
+    copy = tmp_path / "copy"
+    assert sb("export", "fixture_add", str(copy), "--reference", env=fixture_env).returncode == 0
+    target = tmp_path / "mutants" / "same.patch"
+    done = sb("diff", "fixture_add", str(copy), "-m", "nothing", "-o", str(target), env=fixture_env)
+    assert done.returncode == 2 and "do not differ" in done.stderr and not target.exists()
+    (copy / "adder.py").write_text((copy / "adder.py").read_text().replace("a + b", "a * b"))
+    done = sb("diff", "fixture_add", str(copy), "-m", "multiplies", "-o", str(target), env=fixture_env)
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert target.read_text().startswith("caught: multiplies\n--- a/adder.py\n")
+    assert target.stat().st_mode & 0o777 == 0o644  # a source file, not a private one
+    done = sb("diff", "fixture_add", str(copy), "-m", "x", "-o", str(tmp_path / "wrong.txt"), env=fixture_env)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and ".patch" in done.stderr
+
+
+GROWN = {"m.py": b"import math\n\n" + REFERENCE["m.py"], "q.sql": REFERENCE["q.sql"]}  # two lines above f
+
+
+def test_a_rebased_patch_makes_the_same_change_where_the_lines_now_are():
+    wrong = {"m.py": b"import os\ndef f(x):\n    y = x + 2\n    y += 0\n    return y\n"}
+    old = parse(make_patch("caught", "adds two", REFERENCE, wrong)).diff
+    with pytest.raises(PatchError, match="line 2 of the reference"):
+        apply(GROWN, old)
+    diff, moves = rebase(GROWN, old)
+    assert apply(GROWN, diff)["m.py"] == b"import math\n\n" + wrong["m.py"]
+    assert moves[0] == "m.py: the hunk at line 2 moved to line 4"
+    assert moves[1].startswith("m.py: the lines added after line 0 now follow line 2") and "check them" in moves[1]
+    assert rebase(REFERENCE, old) == (old, [])  # a patch that applies is made again unchanged
+
+
+def test_a_hunk_whose_lines_are_gone_or_twice_as_near_is_not_guessed():
+    old = parse(make_patch("caught", "c", REFERENCE, {"m.py": b"def f(x):\n    y = x + 2\n    return y\n"})).diff
+    with pytest.raises(PatchError, match="nowhere"):
+        rebase({"m.py": b"def f(x):\n    y = x + 10\n    return y\n"}, old)
+    with pytest.raises(PatchError, match="at lines 1 and 3, equally near"):  # one line above where it was, one below
+        rebase({"m.py": b"    y = x + 1\ndef f(x):\n    y = x + 1\n"}, old)
+    diff, _ = rebase({"m.py": b"    y = x + 1\n\n\n\n    y = x + 1\n"}, old)  # the nearer one is taken
+    assert diff.splitlines()[2] == "@@ -1 +1 @@"
+
+
+def _installed_fixture(fixture_env) -> Path:
+    return Path(fixture_env["PYTHONPATH"]) / "sb_task_fixture_add"
+
+
+def test_sb_mutants_rebase_moves_stale_patches_and_leaves_the_rest(fixture_env, tmp_path):
+    package = _installed_fixture(fixture_env)
+    reference = package / "reference" / "adder.py"
+    reference.write_text('"""Adds."""\n\n' + reference.read_text())
+    patches = {p.name: p.read_bytes() for p in (package / "mutants").glob("*.patch")}
+    (package / "mutants" / "gone.patch").write_text(
+        "caught: c\n--- a/adder.py\n+++ b/adder.py\n@@ -2 +2 @@\n-    return b + a\n+    return b\n")
+    stale = sb("mutants", "fixture_add", env=fixture_env)
+    assert stale.returncode == 1 and stale.stderr.count("\n") == 1
+    assert "3 of 3 mutant patches do not load" in stale.stderr and "--rebase" in stale.stderr
+    exported = sb("export", "fixture_add", str(tmp_path / "x"), "--mutant", "off_by_one", env=fixture_env)
+    assert exported.returncode == 1 and "off_by_one.patch" in exported.stderr and "--rebase" in exported.stderr
+
+    done = sb("mutants", "fixture_add", "--rebase", env=fixture_env)
+    assert done.returncode == 1, done.stderr
+    assert "moved fixture_add off_by_one.patch" in done.stdout
+    assert "adder.py: the hunk at line 2 moved to line 4" in done.stdout
+    assert "FAILED fixture_add gone.patch: adder.py: the lines the hunk at line 2 removes are nowhere" in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("mutant patches: 2 moved, 1 failed, 0 applied as they were")
+    (package / "mutants" / "gone.patch").unlink()
+    exported = sb("export", "fixture_add", str(tmp_path / "x"), "--mutant", "off_by_one", env=fixture_env)
+    assert exported.returncode == 0, exported.stderr
+    assert (tmp_path / "x" / "adder.py").read_text() == '"""Adds."""\n\ndef add(a, b):\n    return a + b + 1\n'
+    for name, before in patches.items():
+        after = (package / "mutants" / name).read_bytes()
+        assert after != before and after.splitlines()[0] == before.splitlines()[0]  # header kept
+    again = sb("mutants", "fixture_add", "--rebase", "--json", env=fixture_env)
+    assert again.returncode == 0
+    import json
+    assert {p["state"] for r in json.loads(again.stdout) for p in r["patches"]} == {"applies"}
+
+
+def test_validate_names_every_patch_that_does_not_load(task_copy):
+    from sb.checks import mutants_problem
+    from sb.task import load_task_dir
+    folder = task_copy()
+    assert mutants_problem(load_task_dir(folder, package="sb_task_fixture_add")) == ""
+    (folder / "mutants" / "empty.patch").write_text("")  # what `sb diff ... > FILE` leaves when it fails
+    (folder / "reference" / "adder.py").write_text("# moved\n" + (folder / "reference" / "adder.py").read_text())
+    problem = mutants_problem(load_task_dir(folder, package="sb_task_fixture_add"))
+    assert problem.startswith("mutants: 3 of 3 mutant patches do not load: ")
+    assert "empty.patch" in problem and "ignores_negatives.patch" in problem and "--rebase" in problem

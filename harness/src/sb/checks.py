@@ -64,7 +64,7 @@ def validate_task(task, sandbox, leaderboard=None) -> Validation:
     starter, problem = _grade_starter(task, sandbox, ids)
     if problem:
         return Validation(task.slug, "broken", f"starter: {problem}", reference, starter)
-    problem = contract_problem(task, ids) or version_problem(task, leaderboard)
+    problem = contract_problem(task, ids) or mutants_problem(task) or version_problem(task, leaderboard)
     if problem:
         return Validation(task.slug, "broken", problem, reference, starter)
     return Validation(task.slug, "ok", "", reference, starter)
@@ -111,6 +111,16 @@ def version_problem(task, leaderboard) -> str:
     if fixed and fixed[0] != task.content_hash:
         return (f"version: the content changed since v{task.meta.version} was published ({fixed[1]}: hash {fixed[0]}, "
                 f"now {task.content_hash}); bump version in meta.yaml")
+    return ""
+
+
+def mutants_problem(task) -> str:
+    """Every hand mutant's patch loads against today's reference (`sb mutants` grades them)."""
+    from sb.errors import TaskError
+    try:
+        _ = task.mutants
+    except TaskError as exc:
+        return f"mutants: {exc}"
     return ""
 
 

@@ -145,16 +145,24 @@ def validate(slugs, tier, isolation, jobs, executor_name, address, as_json, lead
 @click.option("--show", "show_id", default=None, metavar="ID", help="print the diff of one generated mutant")
 @click.option("--first-failure", is_flag=True,
               help="stop each mutant's grading at its first failing test: the same verdicts, sooner (CI uses it)")
-def mutants(slugs, tier, isolation, jobs, executor_name, address, as_json, generate, show_id, first_failure):
+@click.option("--rebase", is_flag=True,
+              help="grade nothing: rewrite each hand mutant patch that no longer applies to the changed reference")
+def mutants(slugs, tier, isolation, jobs, executor_name, address, as_json, generate, show_id, first_failure, rebase):
     """Grade every mutant; exit 1 when one gets another verdict than it expects.
 
     With --generate: every generated mutant must be killed or listed, with a reason, in the
     task's equivalent_mutants.yaml; exit 1 otherwise. With --first-failure a caught mutant's
     grading ends at its first failing test (the tests it never reached count as missing), so
-    its line names that test instead of counting every failing one."""
+    its line names that test instead of counting every failing one. With --rebase: each hand
+    mutant whose patch no longer applies is moved to where the lines it removes now are and
+    its file rewritten; exit 1 naming any it cannot place (docs/task-format.md)."""
     from sb.checks import mutants_all
     from sb.parallel import References
     from sb.report import terminal
+    if rebase:
+        if generate or show_id:
+            raise SbError("--rebase rewrites the hand mutants; it takes no --generate or --show")
+        return _rebased_mutants(_tasks(slugs, tier=tier), as_json)
     if show_id or generate:
         return _generated_mutants(slugs, tier, isolation, jobs, (executor_name, address), as_json, show_id,
                                   first_failure)
@@ -168,6 +176,17 @@ def mutants(slugs, tier, isolation, jobs, executor_name, address, as_json, gener
     else:
         terminal.print_mutants(checks)
     sys.exit(0 if all(c.ok for c in checks) else 1)
+
+
+def _rebased_mutants(tasks: list, as_json: bool) -> None:
+    from sb.mutant_rebase import rebase_task
+    from sb.report import terminal
+    reports = [rebase_task(task) for task in tasks]
+    if as_json:
+        _emit_json([r.to_dict() for r in reports])
+    else:
+        terminal.print_rebased(reports)
+    sys.exit(0 if all(r.ok for r in reports) else 1)
 
 
 def _generated_mutants(slugs, tier, isolation, jobs, executor_choice: tuple[str | None, str | None], as_json, show_id,
@@ -381,9 +400,9 @@ def export(slug, dest, reference, mutant, with_prompt, as_json):
     if reference and mutant:
         raise SbError("choose one of --reference and --mutant")
     from sb.inputs import writable_dir
-    if mutant and mutant not in {m.name for m in task.mutants}:
-        names = ", ".join(m.name for m in task.mutants) or "none"
-        raise SbError(f"{slug} has no mutant {mutant!r}; its mutants: {names}")
+    names = [entry.name[:-len(".patch")] for entry in task.mutant_entries()] if mutant else []
+    if mutant and mutant not in names:
+        raise SbError(f"{slug} has no mutant {mutant!r}; its mutants: {', '.join(names) or 'none'}")
     files = task.reference_files if reference else (
         task.mutant_solution(task.mutant(mutant)) if mutant else task.starter_files)
     chosen = {k: v for k, v in files.items() if k in task.starter_files}
@@ -405,11 +424,14 @@ def export(slug, dest, reference, mutant, with_prompt, as_json):
 @click.option("--description", "-m", required=True, help="one line: the mistake this wrong version makes")
 @click.option("--survives", "reason", default=None, metavar="REASON",
               help="the mutant is expected to survive, for this reason (default: expected caught)")
+@click.option("--output", "-o", "output_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="write the patch to this file (replaced whole, and only when the patch is made) instead of stdout")
 @click.option("--json", "as_json", is_flag=True)
-def diff_cmd(slug, directory, description, reason, as_json):
+def diff_cmd(slug, directory, description, reason, output_path, as_json):
     """Print DIRECTORY's declared files as a mutant patch of SLUG's reference.
 
-    Save it as the task's mutants/NAME.patch (docs/task-format.md).
+    Save it as the task's mutants/NAME.patch with -o (docs/task-format.md): a shell's
+    redirect would leave an empty file there when the patch cannot be made.
     """
     from sb.mutant_patch import PatchError, make_patch
     from sb.solver_output import read_solver_output
@@ -422,9 +444,21 @@ def diff_cmd(slug, directory, description, reason, as_json):
                           output.files, reason or "")
     except PatchError as exc:
         raise SbError(f"{directory}: {exc}") from None
+    if output_path is not None:
+        _write_patch(output_path, text)
     if as_json:
-        return _emit_json({"slug": slug, "patch": text})
-    click.echo(text, nl=False)
+        return _emit_json({"slug": slug, "patch": text, "output": str(output_path) if output_path else None})
+    if output_path is None:
+        click.echo(text, nl=False)
+
+
+def _write_patch(path: Path, text: str) -> None:
+    from sb.inputs import writable_dir
+    from sb.results import write_text_atomic
+    if path.suffix != ".patch":
+        raise SbError(f"{path}: a mutant patch is saved as mutants/NAME.patch")
+    writable_dir(path.parent, "--output's folder")
+    write_text_atomic(path, text, mode=path.stat().st_mode & 0o777 if path.is_file() else 0o644)
 
 
 REPORT_MODES = ("last", "variance", "failures", "html", "drift", "inspect")

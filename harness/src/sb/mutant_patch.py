@@ -15,7 +15,8 @@ A mutant expected to survive says so, with a second header line `reason: ...`. T
 before the first `--- ` line is the header (git apply and patch(1) skip it too). Applying
 is strict: every removed line must be exactly the reference's line at the stated number,
 so a patch made against an older reference fails to load, naming the file and line,
-instead of grading some third version nobody wrote.
+instead of grading some third version nobody wrote. `rebase` (`sb mutants SLUG --rebase`)
+moves such a patch onto the changed reference where the lines it removes can be found.
 """
 
 from __future__ import annotations
@@ -44,10 +45,13 @@ class MutantPatch:
 
 def make_patch(expected: str, description: str, reference: FileSet, files: FileSet, reason: str = "") -> str:
     """The patch file text turning `reference` into `reference` overlaid with `files`."""
-    header = f"{expected}: {one_line(description)}\n"
-    if reason:
-        header += f"reason: {one_line(reason)}\n"
-    return header + file_diffs(reference, files)
+    return header(expected, description, reason) + file_diffs(reference, files)
+
+
+def header(expected: str, description: str, reason: str = "") -> str:
+    """A patch file's header lines: its verdict and description, and a survivor's reason."""
+    text = f"{expected}: {one_line(description)}\n"
+    return text + (f"reason: {one_line(reason)}\n" if reason else "")
 
 
 def file_diffs(reference: FileSet, files: FileSet) -> str:
@@ -116,6 +120,24 @@ def parse(text: str) -> MutantPatch:
 
 def apply(reference: FileSet, diff: str) -> FileSet:
     """The files the diff changes, each as the reference's file with the hunks applied."""
+    return _apply(reference, diff, None)
+
+
+def rebase(reference: FileSet, diff: str) -> tuple[str, list[str]]:
+    """The diff remade against a reference that changed since it was written, and one line
+    per hunk that moved.
+
+    Each hunk that removes lines goes to where exactly those lines now are, the nearest
+    place to where the hunks before it moved (as patch(1) searches, without fuzz). A hunk
+    that only adds lines has nothing to place it by: it moves with its nearest neighbour in
+    the same file, and its line says to check it. Lines the hunk removes that appear nowhere,
+    or twice at the same distance, are a PatchError: that mutant must be made again."""
+    moves: list[str] = []
+    changed = _apply(reference, diff, moves)
+    return file_diffs(reference, changed), moves
+
+
+def _apply(reference: FileSet, diff: str, moves: list | None) -> FileSet:
     changed: FileSet = {}
     lines = lines_of(diff)
     i = 0
@@ -135,34 +157,34 @@ def apply(reference: FileSet, diff: str) -> FileSet:
             raise PatchError(f"{name}: not a file of the reference")
         if i + 2 >= len(lines) or not lines[i + 2].startswith("@@"):
             raise PatchError(f"{name}: no hunk ('@@ -LINE +LINE @@') after its header")
-        i, text = _apply_file(name, _text(base, name) if base is not None else "", lines, i + 2)
-        changed[name] = text.encode("utf-8")
+        i, hunks = _hunks(name, lines, i + 2)
+        old = lines_of(_text(base, name)) if base is not None else []
+        starts = _strict_starts(name, old, hunks) if moves is None else _moved_starts(name, old, hunks, moves)
+        changed[name] = _patched(old, hunks, starts).encode("utf-8")
     if not changed:
         raise PatchError("the diff changes no file")
     return changed
 
 
-def _apply_file(name: str, base: str, lines: list, i: int) -> tuple[int, str]:
-    old = lines_of(base)
-    out, cursor = [], 0  # cursor: old lines already copied or consumed
+@dataclass(frozen=True)
+class _Hunk:
+    start: int       # the line number its header names
+    first: int       # the index of the first old line it replaces (a pure insertion: the line it follows + 1)
+    removed: tuple
+    added: tuple
+
+
+def _hunks(name: str, lines: list, i: int) -> tuple[int, list]:
+    hunks = []
     while i < len(lines) and lines[i].startswith("@@"):
         match = _HUNK.match(lines[i])
         if not match:
             raise PatchError(f"{name}: bad hunk header {lines[i].rstrip()!r}")
         start, count = int(match[1]), int(match[2] if match[2] is not None else 1)
         added_count = int(match[4] if match[4] is not None else 1)
-        first = start - 1 if count else start  # a pure insertion names the line it follows
-        if first < cursor or first > len(old):
-            raise PatchError(f"{name}: hunk at line {start} is out of order or past the end of the reference")
-        out.extend(old[cursor:first])
         i, removed, added = _hunk_body(name, lines, i + 1, count, added_count)
-        if [_strip(line) for line in old[first:first + count]] != [_strip(line) for line in removed]:
-            raise PatchError(f"{name}: line {start} of the reference is not what the patch removes "
-                             "(made against another version of the reference? make it again)")
-        out.extend(added)
-        cursor = first + count
-    out.extend(old[cursor:])
-    return i, "".join(out)
+        hunks.append(_Hunk(start, start - 1 if count else start, tuple(removed), tuple(added)))
+    return i, hunks
 
 
 def _hunk_body(name: str, lines: list, i: int, removing: int, adding: int) -> tuple[int, list, list]:
@@ -187,6 +209,77 @@ def _hunk_body(name: str, lines: list, i: int, removing: int, adding: int) -> tu
             raise PatchError(f"{name}: line {line.rstrip()!r} does not fit the hunk's counts")
         i += 1
     return i, removed, added
+
+
+def _strict_starts(name: str, old: list, hunks: list) -> list:
+    cursor = 0
+    for hunk in hunks:
+        if hunk.first < cursor or hunk.first > len(old):
+            raise PatchError(f"{name}: hunk at line {hunk.start} is out of order or past the end of the reference")
+        if not _removes_at(old, hunk, hunk.first):
+            raise PatchError(f"{name}: line {hunk.start} of the reference is not what the patch removes "
+                             "(made against another version of the reference?)")
+        cursor = hunk.first + len(hunk.removed)
+    return [hunk.first for hunk in hunks]
+
+
+def _moved_starts(name: str, old: list, hunks: list, moves: list) -> list:
+    """Where each hunk goes in a changed reference (rebase's search); each move noted."""
+    starts: list = [None] * len(hunks)
+    cursor, shift = 0, 0
+    for n, hunk in enumerate(hunks):
+        if not hunk.removed:
+            continue
+        places = [q for q in range(cursor, len(old) - len(hunk.removed) + 1) if _removes_at(old, hunk, q)]
+        if not places:
+            raise PatchError(f"{name}: the lines the hunk at line {hunk.start} removes are nowhere in the reference "
+                             "after the hunks before it; make this mutant again")
+        wanted = hunk.first + shift
+        nearest = min(abs(q - wanted) for q in places)
+        found = [q for q in places if abs(q - wanted) == nearest]
+        if len(found) > 1:
+            raise PatchError(f"{name}: the lines the hunk at line {hunk.start} removes are at lines "
+                             f"{found[0] + 1} and {found[1] + 1}, equally near; make this mutant again")
+        starts[n], shift, cursor = found[0], found[0] - hunk.first, found[0] + len(hunk.removed)
+        if shift:
+            moves.append(f"{name}: the hunk at line {hunk.start} moved to line {found[0] + 1}")
+    located = [n for n, at in enumerate(starts) if at is not None]
+    for n, hunk in enumerate(hunks):
+        if starts[n] is None:
+            starts[n] = _beside_neighbour(n, hunks, starts, located, len(old))
+            if starts[n] != hunk.first:
+                moves.append(f"{name}: the lines added after line {hunk.start} now follow line {starts[n]}, moved "
+                             "with the hunk beside them (they remove nothing to place them by: check them)")
+    return starts
+
+
+def _beside_neighbour(n: int, hunks: list, starts: list, located: list, length: int) -> int:
+    """Where a hunk that only adds lines goes: moved as its nearest placed neighbour (the one
+    before it, else the one after), kept between the hunks around it."""
+    before = [m for m in located if m < n]
+    after = [m for m in located if m > n]
+    neighbour = before[-1] if before else after[0] if after else None
+    shift = starts[neighbour] - hunks[neighbour].first if neighbour is not None else 0
+    low = starts[n - 1] + len(hunks[n - 1].removed) if n else 0
+    high = starts[after[0]] if after else length
+    return min(max(hunks[n].first + shift, low), high)
+
+
+def _patched(old: list, hunks: list, starts: list) -> str:
+    out, cursor = [], 0  # cursor: old lines already copied or consumed
+    for hunk, at in zip(hunks, starts):
+        if at < cursor or at > len(old):
+            raise PatchError(f"hunk at line {hunk.start} is out of order or past the end of the reference")
+        out.extend(old[cursor:at])
+        out.extend(hunk.added)
+        cursor = at + len(hunk.removed)
+    out.extend(old[cursor:])
+    return "".join(out)
+
+
+def _removes_at(old: list, hunk: _Hunk, at: int) -> bool:
+    window = old[at:at + len(hunk.removed)]
+    return len(window) == len(hunk.removed) and [_strip(x) for x in window] == [_strip(x) for x in hunk.removed]
 
 
 def _strip(line: str) -> str:

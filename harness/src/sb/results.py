@@ -94,13 +94,20 @@ def _sum_tokens(entries: list):
 
 
 def write_atomic(path: Path, doc: dict) -> None:
-    """Write to a temporary file beside `path`, fsync, then rename: never a torn file."""
+    """`doc` as JSON, written through write_text_atomic: never a torn file."""
+    write_text_atomic(path, json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n")  # always valid JSON
+
+
+def write_text_atomic(path: Path, text: str, mode: int | None = None) -> None:
+    """Write to a temporary file beside `path`, fsync, then rename: never a torn file. The
+    file is private (0600) unless `mode` says otherwise."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(doc, handle, indent=2, sort_keys=False, allow_nan=False)  # always valid JSON
-            handle.write("\n")
+        if mode is not None:
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -70,23 +70,44 @@ class Task:
 
     @cached_property
     def mutants(self) -> tuple[Mutant, ...]:
+        """Every hand mutant; a TaskError naming every patch that does not load, not just the first."""
+        found, problems = [], []
+        for entry in self.mutant_entries():
+            try:
+                found.append(self._read_patch(entry))
+            except TaskError as exc:
+                problems.append(str(exc))
+        if problems:
+            shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+            raise TaskError(f"{len(problems)} of {len(found) + len(problems)} mutant patches do not load: {shown} "
+                            f"({self._rebase_hint})")
+        return tuple(found)
+
+    def mutant_entries(self) -> list[Traversable]:
+        """mutants/*.patch in name order; anything else there is a TaskError."""
         folder = self.root.joinpath("mutants")
         if not folder.is_dir():
-            return ()
+            return []
         entries = sorted((e for e in folder.iterdir() if e.name not in SKIPPED_NAMES), key=lambda e: e.name)
-        found = []
         for entry in entries:
             if not (entry.is_file() and entry.name.endswith(".patch")):
                 raise TaskError(f"{self.package}/mutants/{entry.name}: a mutant is a NAME.patch file "
                                 "(tools/mutants_to_patches.py converts a folder holding whole files)")
-            found.append(self._read_patch(entry))
-        return tuple(found)
+        return entries
 
     def mutant(self, name: str) -> Mutant:
-        for mutant in self.mutants:
-            if mutant.name == name:
-                return mutant
+        """One hand mutant, reading only its own patch: another that no longer loads does not stop it."""
+        for entry in self.mutant_entries():
+            if entry.name == f"{name}.patch":
+                try:
+                    return self._read_patch(entry)
+                except TaskError as exc:
+                    raise TaskError(f"{exc} ({self._rebase_hint})") from None
         raise TaskError(f"{self.package}: no mutant named {name!r}")
+
+    @property
+    def _rebase_hint(self) -> str:
+        return f"after a change to the reference, sb mutants {self.slug} --rebase moves a patch onto it"
 
     def mutant_solution(self, mutant: Mutant) -> FileSet:
         return {**self.reference_files, **mutant.files}

@@ -253,6 +253,24 @@ def print_generated(reports: list) -> None:
     console().print(f"generated mutants: {killed}/{live} non-equivalent killed ({rate})")
 
 
+def print_rebased(reports: list) -> None:
+    """`sb mutants --rebase`: each patch moved or failed, with each move; then the counts."""
+    for report in reports:
+        for patch in report.patches:
+            if patch.state == "moved":
+                console().print(f"moved {report.slug} {patch.name}")
+                for move in patch.moves:
+                    console().print(f"  {move}")
+            elif patch.state == "failed":
+                console().print(f"FAILED {report.slug} {patch.name}: {patch.problem}")
+    states = [p.state for r in reports for p in r.patches]
+    counts = (f"{states.count('moved')} moved, {states.count('failed')} failed, "
+              f"{states.count('applies')} applied as they were")
+    moved = sorted({r.slug for r in reports for p in r.patches if p.state == "moved"})
+    then = f"; grade the moved ones: sb mutants {' '.join(moved)}" if moved else ""
+    console().print(f"mutant patches: {counts}{then}")
+
+
 def _mutant_mark(check) -> str:
     if check.actual == "unchecked":
         return "UNCHECKED"
