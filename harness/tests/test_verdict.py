@@ -179,3 +179,20 @@ def test_a_collection_errors_detail_begins_with_its_cause():
     plain = [{"event": "start"}, {"event": "collect_error", "nodeid": "test_add.py", "message": "SyntaxError"},
              {"event": "end", "exitstatus": 2}]
     assert decide(plain, ended(2)).detail == "test_add.py: SyntaxError"
+
+
+def test_a_long_failure_message_keeps_its_test_id_and_its_start():
+    message = "AssertionError: the caller's array was written to\n" + "array([" + "False, " * 200 + "])"
+    outcome = decide(run(phase(ADD), phase(NEG, "failed", exc="AssertionError", message=message)))
+    assert outcome.detail.startswith(f"{NEG}: AssertionError: the caller's array was written to")
+    assert outcome.detail.endswith("...") and len(outcome.detail) < len(NEG) + 420
+
+
+def test_sb_grade_counts_the_failing_tests_it_does_not_list(capsys):
+    from sb.outcome import Outcome
+    from sb.report.terminal import GRADE_FAILED_SHOWN, print_grade
+    failed = [f"test_x.py::test_{n}" for n in range(GRADE_FAILED_SHOWN + 3)]
+    print_grade(Outcome("x", Status.FAILED, failed_tests=failed, detail=f"{failed[0]}: boom", counts={"failed": 23}))
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("  failed: ") for line in lines) == GRADE_FAILED_SHOWN
+    assert lines[-1] == "  and 3 more failed (--json lists every one)"

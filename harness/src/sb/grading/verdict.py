@@ -150,7 +150,7 @@ def _counts(outcomes: dict, expected: list | None) -> dict:
 def _first_failure(record: Record, nodeid: str) -> str:
     for outcome, exc, message in record.phases.get(nodeid, {}).values():
         if outcome != "passed":
-            return _tail(f"{nodeid}: {message or exc or outcome}")
+            return f"{nodeid}: {_head(message or exc or outcome)}"
     return f"{nodeid}: missing"
 
 
@@ -160,6 +160,13 @@ def _collection_detail(text: str) -> str:
     causes = [line[1:].strip() for line in (text or "").splitlines() if line.startswith("E ") and line[1:].strip()]
     tail = _tail(text)
     return f"{causes[-1][:200]}\n{tail}" if causes and causes[-1] not in tail.splitlines()[0] else tail
+
+
+def _head(text: str, limit: int = 400) -> str:
+    """A failure message's start: the exception and what it compared come first, and a long
+    one ends in the repr of some array."""
+    text = (text or "").strip()
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _tail(text: str, limit: int = 400) -> str:

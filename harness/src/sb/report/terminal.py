@@ -435,7 +435,8 @@ def _run_cost(doc: dict) -> str:
     if doc.get("usd_cost") is None:
         if doc.get("tokens"):
             return "unpriced"
-        return "no cost (control run)" if doc.get("adapter") in ("reference", "starter") else "no cost (no tokens used)"
+        from sb.report.calibration import CONTROL_ADAPTERS
+        return "no cost (control run)" if doc.get("adapter") in CONTROL_ADAPTERS else "no cost (no tokens used)"
     partial = "" if doc.get("cost_complete", True) else " (partial: some tasks unpriced)"
     return f"${doc['usd_cost']:.4f}{partial}"
 
@@ -449,12 +450,17 @@ def print_results_written(path) -> None:
     console().print(f"results: {path}")
 
 
+GRADE_FAILED_SHOWN = 20  # failing test ids sb grade prints; the rest are counted
+
+
 def print_grade(outcome) -> None:
     """Plain lines, each escaped, as the errors are: no rich to import for one verdict."""
     lines = [f"{outcome.slug}: {outcome.summary()}"]
     if outcome.detail and outcome.status in (Status.PASSED, Status.FAILED):
         lines.append(f"  first failure: {one_line(outcome.detail, 300)}")
-    lines += [f"  failed: {nodeid}" for nodeid in outcome.failed_tests[:20]]
+    lines += [f"  failed: {nodeid}" for nodeid in outcome.failed_tests[:GRADE_FAILED_SHOWN]]
+    if len(outcome.failed_tests) > GRADE_FAILED_SHOWN:
+        lines.append(f"  and {len(outcome.failed_tests) - GRADE_FAILED_SHOWN} more failed (--json lists every one)")
     if outcome.dropped_files:
         lines.append(f"  dropped (not declared by the starter): {', '.join(outcome.dropped_files)}")
     for line in lines:
