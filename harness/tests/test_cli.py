@@ -69,6 +69,7 @@ def test_run_reference_writes_results(fixture_env, tmp_path):
                 "pass_rate_by_category", "attempts", "wall_clock_s", "tokens", "usd_cost", "environment", "isolation"):
         assert key in doc, key
     assert doc["pass_rate"] == 1.0 and doc["tokens"] is None and doc["usd_cost"] is None
+    assert doc["task_set"] == "all"
     (task,) = doc["tasks"]
     for key in ("slug", "version", "status", "passed", "duration_s", "counts", "failed_tests", "detail"):
         assert key in task, key
@@ -168,3 +169,35 @@ def test_a_command_naming_one_malformed_package_names_the_culprit(tmp_path, comm
     done = sb(command, "fixture_add", str(folder), env=env)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert "sb_task_fixture_add/meta.yaml" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_named_tasks_are_a_custom_set_and_a_filter_beside_them_only_checks(fixture_task):
+    """--tasks with --set: the results would carry the set's name for what the names chose."""
+    from dataclasses import replace
+
+    from sb.catalog import select_tasks
+    from sb.errors import SbError
+    other = replace(fixture_task, meta=replace(fixture_task.meta, slug="other", frozen_set="v1", suite="ml"))
+    tasks = {"fixture_add": fixture_task, "other": other}
+    assert select_tasks(tasks, slugs=["other"], set_name="v1", names_must_match=True) == [other]
+    with pytest.raises(SbError, match="'fixture_add' is in set 'unvalidated', not 'v1': drop --set"):
+        select_tasks(tasks, slugs=["other", "fixture_add"], set_name="v1", names_must_match=True)
+    with pytest.raises(SbError, match="'fixture_add' is in suite 'coding', not 'ml'"):
+        select_tasks(tasks, slugs=["fixture_add"], suite="ml", names_must_match=True)
+    assert select_tasks(tasks, slugs=["fixture_add"], set_name="v1") == [fixture_task]  # validate: names win
+    assert select_tasks(tasks, set_name="v1") == [other]
+
+
+def test_a_run_of_named_tasks_records_the_set_custom(fixture_env, tmp_path):
+    done = sb("run", "--model", "reference", "--tasks", "fixture_add", "--set", "unvalidated", "--results",
+              str(tmp_path), env=fixture_env)
+    assert done.returncode == 0, done.stderr
+    (path,) = tmp_path.glob("*.json")
+    assert json.loads(path.read_text())["task_set"] == "custom"
+
+
+def test_grading_a_folder_without_any_declared_file_is_bad_input(fixture_env, tmp_path):
+    (tmp_path / "notes.txt").write_text("the answer is somewhere else\n")
+    done = sb("grade", "fixture_add", str(tmp_path), env=fixture_env)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "holds none of fixture_add's files (adder.py)" in done.stderr

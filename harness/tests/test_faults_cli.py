@@ -43,6 +43,12 @@ def one_line_error(done, code: int, words: str) -> None:
     (["--base-url", "ftp://example.org", "--model", "openai-compatible:m"], "http:// or https://"),
     (["--retry-after-cap", "-1"], "--retry-after-cap"),
     (["--retry-after-cap", "nan"], "finite"),
+    (["--tier", "accelerated"], "'fixture_add' is in tier 'laptop', not 'accelerated'"),
+    (["--suite", "nosuch"], "unknown suite 'nosuch'; choose one of: coding"),
+    (["--set", "nosuch"], "unknown set 'nosuch'; choose one of: unvalidated"),
+    (["--temperature", "0.5"], "--temperature is not used by reference (no model is called)"),
+    (["--timeout", "5", "--model", "starter"], "--timeout is not used by starter"),
+    (["--model", "cmd:./my-agent.sh --fast"], "where ./my-agent.sh is not: name it by its full path"),
 ])
 def test_a_bad_selection_or_setting_is_one_line_and_exit_2(fixture_env, args, words):
     base = {"--model": "reference", "--tasks": "fixture_add"}
@@ -325,3 +331,16 @@ def test_new_takes_json(tmp_path):
     done = sb("new", "json_demo", "--dir", str(tmp_path), "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"slug": "json_demo", "path": str(tmp_path / "json_demo")}
+
+
+def test_keep_refuses_a_folder_an_earlier_run_left_unless_resuming(fixture_env, tmp_path):
+    kept = tmp_path / "kept"
+    first = sb("run", "--model", "reference", "--tasks", "fixture_add", "--keep", str(kept), "--results",
+               str(tmp_path / "r"), env=fixture_env)
+    assert first.returncode == 0, first.stderr
+    (kept / "fixture_add" / "precious.txt").write_text("mine\n")
+    again = sb("run", "--model", "starter", "--tasks", "fixture_add", "--keep", str(kept), "--results",
+               str(tmp_path / "r"), env=fixture_env)
+    one_line_error(again, 2, "holds files from an earlier run")
+    assert (kept / "fixture_add" / "precious.txt").read_text() == "mine\n"
+    assert "a + b" in (kept / "fixture_add" / "adder.py").read_text()  # the reference's answer, not the starter

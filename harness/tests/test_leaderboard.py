@@ -96,6 +96,26 @@ def test_publish_refuses_an_unfinished_draw_and_a_changed_set(tmp_path):
         publish(grown, board)
 
 
+def test_publish_refuses_a_draw_in_which_nothing_was_measured(tmp_path):
+    empty = make_doc(tmp_path / "a", "fake-a", "g1", 1,
+                     [entry("alpha", "adapter_error"), entry("beta", "adapter_error")])
+    done = sb("publish", str(empty), "--leaderboard", str(tmp_path / "board"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "nothing was measured (2 adapter_error)" in done.stderr and not list((tmp_path / "board").glob("*"))
+    one = make_doc(tmp_path / "b", "fake-a", "g2", 1, [entry("alpha", "adapter_error"), entry("beta", "timeout")])
+    assert publish(one, tmp_path / "board")["published"]
+
+
+@pytest.mark.parametrize("model, name", [
+    ("./my-agent.sh", "__my-agent.sh"), (".hidden", "_hidden"), ("..", "_."), ("", "_"),
+    ("openai-compatible:qwen2.5", "openai-compatible_qwen2.5"),
+])
+def test_a_model_name_never_becomes_a_hidden_or_empty_file_name(model, name):
+    from sb.names import safe_name
+    assert safe_name(model) == name
+    assert not stable_name({"model": model, "run_id": "g-d1"}).startswith(".")
+
+
 def test_publish_refuses_a_different_file_under_the_same_name(tmp_path):
     source = make_doc(tmp_path / "a", "fake-a", "g1", 1, [entry("alpha", "passed")])
     publish(source, tmp_path / "board")

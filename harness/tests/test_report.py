@@ -157,7 +157,16 @@ def test_leaderboard_groups_draws_newest_first_and_never_prints_zero_for_no_evid
     rows = leaderboard(tmp_path)
     assert [(r["model"], r["draws"]) for r in rows] == [("fake-new", 2), ("fake-old", 1)]
     assert rows[0]["headline"]["rate"] is None and rows[0]["headline"]["reason"] == "2 needs_accelerator"
-    assert rows[1]["cost"]["note"] == "no cost (control run)"
+    assert rows[1]["cost"]["note"] == "no cost (no tokens used)"
+
+
+@pytest.mark.parametrize("adapter, note", [("reference", "no cost (control run)"), ("starter", "no cost (control run)"),
+                                           ("cmd", "no cost (no tokens used)")])
+def test_a_sweep_without_tokens_is_a_control_run_only_for_the_controls(tmp_path, adapter, note):
+    """The leaderboard says what `sb run` said of the draw: a `cmd:` agent is no control run."""
+    make_doc(tmp_path, adapter, "g", 1, [entry("alpha", "passed")], adapter=adapter)
+    (row,) = leaderboard(tmp_path)
+    assert row["cost"]["note"] == note
 
 
 def test_cost_per_solved_task(tmp_path):

@@ -122,3 +122,15 @@ def test_a_draw_served_elsewhere_is_named_with_its_host_in_the_browser(driver, t
     from selenium.webdriver.common.by import By
     driver.get(driver.find_element(By.CSS_SELECTOR, "#leaderboard a").get_attribute("href"))
     assert driver.title == "model gpt-4o @ 127.0.0.1:8080" and "s3cret" not in driver.page_source
+
+
+def test_a_cmd_agent_draw_is_named_as_a_local_agent_command_in_the_browser(driver, tmp_path):
+    from test_served import agent_doc
+    agent_doc(tmp_path / "board")
+    build_site(tmp_path / "board", tmp_path / "site")
+    open_page(driver, tmp_path / "site" / "index.html")
+    (row,) = texts(driver, "#leaderboard tbody tr")
+    assert row.startswith("./my-agent.sh @ local agent command ") and "no cost (no tokens used)" in row
+    from selenium.webdriver.common.by import By
+    driver.get(driver.find_element(By.CSS_SELECTOR, "#leaderboard a").get_attribute("href"))
+    assert driver.title == "model ./my-agent.sh @ local agent command"

@@ -29,8 +29,11 @@ def _slug_matches_entry_point(plugin_name: str, task, entry_point_names: set) ->
         raise TaskError(f"{task.package}: entry point {plugin_name!r} does not match the slug {task.slug!r}")
 
 
-def select_tasks(tasks: dict, slugs=None, suite=None, tier="all", set_name=None, broken: dict | None = None) -> list:
-    """Tasks named (unknown names are an error), else those matching every filter."""
+def select_tasks(tasks: dict, slugs=None, suite=None, tier="all", set_name=None, broken: dict | None = None,
+                 names_must_match: bool = False) -> list:
+    """Tasks named (unknown names are an error), else those matching every filter. With
+    `names_must_match` (sb run, whose results record the set) a named task outside a filter
+    given beside the names is an error; otherwise the names win."""
     if slugs:
         unknown = [s for s in slugs if s not in tasks]
         for slug in unknown:
@@ -44,11 +47,23 @@ def select_tasks(tasks: dict, slugs=None, suite=None, tier="all", set_name=None,
         chosen = list(tasks.values())
     if tier not in TIER_CHOICES:
         raise SbError(f"unknown tier {tier!r}; choose one of: {', '.join(TIER_CHOICES)}")
-    if set_name is not None and set_name not in {t.meta.frozen_set for t in tasks.values()}:
-        raise SbError(f"unknown set {set_name!r}")
-    if suite is not None and suite not in {t.meta.suite for t in tasks.values()}:
-        raise SbError(f"unknown suite {suite!r}")
+    sets, suites = sorted({t.meta.frozen_set for t in tasks.values()}), sorted({t.meta.suite for t in tasks.values()})
+    if set_name is not None and set_name not in sets:
+        raise SbError(f"unknown set {set_name!r}; choose one of: {', '.join(sets)}")
+    if suite is not None and suite not in suites:
+        raise SbError(f"unknown suite {suite!r}; choose one of: {', '.join(suites)}")
+    if slugs and names_must_match:
+        _check_names_match(chosen, suite, tier, set_name)
     return [t for t in chosen if _matches(t, suite, tier, set_name) or slugs]
+
+
+def _check_names_match(chosen: list, suite, tier, set_name) -> None:
+    for task in chosen:
+        for option, wanted, has in (("--set", set_name, task.meta.frozen_set), ("--suite", suite, task.meta.suite),
+                                    ("--tier", None if tier == "all" else tier, task.meta.tier)):
+            if wanted is not None and has != wanted:
+                raise SbError(f"task {task.slug!r} is in {option[2:]} {has!r}, not {wanted!r}: drop {option}, or "
+                              f"name only tasks of {option[2:]} {wanted!r}")
 
 
 def _matches(task: Task, suite, tier, set_name) -> bool:

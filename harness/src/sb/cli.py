@@ -42,7 +42,7 @@ def _emit_json(data) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
 
-def _tasks(slugs=None, suite=None, tier="all", set_name=None) -> list:
+def _tasks(slugs=None, suite=None, tier="all", set_name=None, names_must_match=False) -> list:
     """The chosen tasks; each broken task package is one warning line, never a blocker."""
     from sb.catalog import select_tasks
     from sb.report.terminal import print_warning
@@ -50,7 +50,21 @@ def _tasks(slugs=None, suite=None, tier="all", set_name=None) -> list:
     for name, reason in sorted(broken.items()):
         if not slugs or name not in slugs:
             print_warning(f"skipped a broken package: {reason}")
-    return select_tasks(tasks, slugs=slugs, suite=suite, tier=tier, set_name=set_name, broken=broken)
+    return select_tasks(tasks, slugs=slugs, suite=suite, tier=tier, set_name=set_name, broken=broken,
+                        names_must_match=names_must_match)
+
+
+SETTING_FLAGS = {"temperature": "--temperature", "max_tokens": "--max-tokens", "thinking_budget": "--thinking-budget",
+                 "effort": "--effort", "seed": "--seed", "timeout_s": "--timeout",
+                 "retry_after_cap_s": "--retry-after-cap"}
+
+
+def _refuse_settings_no_model_uses(settings: dict, adapters: list) -> None:
+    """A setting given to a run of controls alone changes nothing but the results' key."""
+    given = [SETTING_FLAGS.get(key, key) for key in settings]
+    if given and not any(adapter.uses_settings for adapter in adapters):
+        names = " and ".join(sorted({adapter.name for adapter in adapters}))
+        raise SbError(f"{given[0]} is not used by {names} (no model is called): drop it")
 
 
 def _task(slug: str):
@@ -262,7 +276,7 @@ def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, 
     from sb import inputs
     chosen = _chosen_models(models, concurrency)
     slugs = inputs.task_selection(task_list)
-    tasks = _tasks(slugs, suite=suite, tier=tier or "all", set_name=set_name)
+    tasks = _tasks(slugs, suite=suite, tier=tier or "all", set_name=set_name, names_must_match=True)
     if not tasks:
         raise SbError("no task matches the selection")
     inputs.finite("--temperature", temperature)
@@ -270,6 +284,8 @@ def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, 
     inputs.writable_dir(results_dir, "--results")
     if keep is not None:
         inputs.writable_dir(keep, "--keep")
+        if not resume:
+            inputs.no_kept_folders(keep, [task.slug for task in tasks])
     from sb.reporters import RunReporters
     reporting = RunReporters(report_specs, _pm(), keep)  # a bad --report stops here, before any model call
     sandbox = _sandbox(isolation, trusted=all(adapter.trusted for adapter, _, _ in chosen))
@@ -277,13 +293,14 @@ def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, 
              "effort": effort, "seed": seed, "timeout_s": timeout_s, "retry_after_cap_s": retry_after_cap_s}
     options = ModelOptions(base_url=base_url, settings={k: v for k, v in knobs.items() if v is not None})
     options.timeout_s = timeout_s or options.timeout_s
+    _refuse_settings_no_model_uses(options.settings, [adapter for adapter, _, _ in chosen])
     for adapter, model_id, _ in chosen:
         if base_url and not adapter.uses_base_url:
             raise SbError(f"--base-url is not used by the {adapter.name} adapter ({adapter.name}:{model_id} calls "
                           "no server); drop it, or name a model served there (openai-compatible:MODEL)")
         adapter.preflight(model_id, options)
     sweeps = [Sweep(tasks, adapter, model_id, sandbox, options, results_dir, reporting.keep_dir,
-                    set_name or ("custom" if slugs else "all"), jobs=jobs or default_jobs(), concurrency=limit,
+                    "custom" if slugs else set_name or "all", jobs=jobs or default_jobs(), concurrency=limit,
                     draws=repeat) for adapter, model_id, limit in chosen]
     from sb.report import terminal
     progress = None if as_json else terminal.progress_printer(sum(len(s.tasks) * s.draws for s in sweeps))
@@ -373,6 +390,9 @@ def grade(slug, directory, isolation, as_json):
     task = _task(slug)
     sandbox = same_sandbox(early, _sandbox(isolation, trusted=False))
     output = read_solver_output(directory, task.starter_files)
+    if not output.files and not output.problems:
+        raise SbError(f"{directory} holds none of {slug}'s files ({', '.join(sorted(task.starter_files)[:5])}): "
+                      "nothing to grade")
     outcome = output.annotate(grade_files(task, output.files, sandbox))
     if as_json:
         data = outcome.to_dict()
@@ -483,7 +503,8 @@ REPORT_MODES = ("last", "variance", "failures", "html", "drift", "inspect")
 @click.option("--json", "as_json", is_flag=True)
 def report(last, variance, failures_slug, html_dir, drift, inspect_dir, model, by_group, results_dir, leaderboard_dir,
            as_json):
-    """The leaderboard of published results, newest first; or --last, --variance, --failures, --html, --inspect."""
+    """The leaderboard of published results, newest first; or --last, --variance, --failures, --html, --drift,
+    --inspect."""
     chosen = [m for m, on in zip(REPORT_MODES, (last, variance, failures_slug, html_dir, drift, inspect_dir)) if on]
     if len(chosen) > 1:
         raise SbError(f"choose one of --{', --'.join(chosen)}")
@@ -596,13 +617,15 @@ def compare(model_a, model_b, results_dir, as_json):
               default=Path("leaderboard"), show_default=True)
 @click.option("--allow-endpoint", is_flag=True,
               help="publish a run answered by another endpoint than the provider's API (shown on the leaderboard)")
+@click.option("--allow-agent", is_flag=True,
+              help="publish a run answered by a cmd: agent, which ran unsandboxed (shown on the leaderboard)")
 @click.option("--json", "as_json", is_flag=True)
-def publish(results_file, leaderboard_dir, allow_endpoint, as_json):
+def publish(results_file, leaderboard_dir, allow_endpoint, allow_agent, as_json):
     """Copy a finished results file into the leaderboard, refusing a cost that does not re-derive."""
     from sb.inputs import writable_dir
     from sb.report.publish import publish as publish_file
     writable_dir(leaderboard_dir, "--leaderboard")
-    data = publish_file(results_file, leaderboard_dir, allow_endpoint)
+    data = publish_file(results_file, leaderboard_dir, allow_endpoint, allow_agent)
     if as_json:
         return _emit_json(data)
     from sb.report.terminal import print_published

@@ -57,6 +57,19 @@ def writable_dir(path: Path, option: str) -> Path:
     return path
 
 
+def no_kept_folders(keep: Path, slugs: list) -> None:
+    """`--keep DIR` without --resume: no chosen task's folder there (DIR/SLUG, or
+    DIR/MODEL-dN/SLUG for several draws) already holds files, which the run would write
+    its starter over and leave mixed with its own."""
+    parents = [Path(keep)] + sorted(p for p in Path(keep).iterdir() if p.is_dir() and not p.is_symlink())
+    for parent in parents:
+        for slug in slugs:
+            folder = parent / slug
+            if folder.is_dir() and any(folder.iterdir()):
+                raise SbError(f"--keep {keep}: {folder} holds files from an earlier run; choose another folder or "
+                              "remove it (--resume continues the sweep that wrote it)")
+
+
 def base_url(url: str) -> str:
     """An http(s) URL with a host, or one line saying what is wrong with it."""
     parsed = urlparse(url)

@@ -72,6 +72,7 @@ class ModelAdapter(ABC):
     leaves_starter: ClassVar[bool] = False  # it writes nothing, tool_loop tasks included (the starter control)
     supports_tool_loops: ClassVar[bool] = False  # `tool_session` works
     uses_base_url: ClassVar[bool] = False  # it calls a server, so --base-url means something to it
+    uses_settings: ClassVar[bool] = True  # --temperature, --seed, --timeout... reach a model (not the controls)
 
     def claims(self, model: str) -> bool:
         return model == self.name

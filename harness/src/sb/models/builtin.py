@@ -14,6 +14,7 @@ from sb.models.base import Attempt, ModelAdapter, ModelOptions
 class ReferenceAdapter(ModelAdapter):
     name = "reference"
     trusted = True  # the task's own code: may be graded without isolation when bwrap cannot run
+    uses_settings = False
     supports_tool_loops = True  # through the task's own scripted agent
     routes = "reference (the task's own solution: the control run)"
 
@@ -30,6 +31,7 @@ class ReferenceAdapter(ModelAdapter):
 class StarterAdapter(ModelAdapter):
     name = "starter"
     trusted = True
+    uses_settings = False
     leaves_starter = True  # tool_loop tasks too: the untouched starter, no conversation
     routes = "starter (leaves the starter untouched: must score 0%)"
 

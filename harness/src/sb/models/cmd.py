@@ -32,6 +32,19 @@ class CommandAdapter(ModelAdapter):
     def claims(self, model: str) -> bool:
         return False  # only as cmd:<command>
 
+    def preflight(self, model: str, options: ModelOptions) -> None:
+        """A command naming a program by a relative path (`./my-agent.sh`) would be looked for
+        in each task's working folder, and fail there as exit 127 for every task."""
+        import shlex
+        try:
+            program = (shlex.split(model) or [""])[0]
+        except ValueError:
+            return  # the shell will say what is wrong with its quoting, once per task
+        if program.startswith(("./", "../")):
+            from sb.errors import SbError
+            raise SbError(f"cmd: runs the command in each task's working folder, where {program} is not: name it "
+                          f"by its full path ({Path(program).resolve()})")
+
     def solve(self, model: str, task, workdir: Path, options: ModelOptions) -> Attempt:
         if not model.strip():
             return Attempt(status=Status.ADAPTER_ERROR, detail="cmd: needs a command, as cmd:<command>")

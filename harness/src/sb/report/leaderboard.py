@@ -3,7 +3,8 @@
 A row is one sweep (one group id: the N draws of one `--repeat N`), so a model run five
 times is one row with five draws, not five rows. The headline is the laptop tier; the
 accelerated tier sits beside it and is never folded in. Cost per solved task is the
-sweep's cost over its passes, and says so when there is no cost (the controls) or no price.
+sweep's cost over its passes, and says so when there is no cost (the controls, an adapter
+that reports no tokens) or no price.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sb import results
+from sb.report.calibration import CONTROL_ADAPTERS
 from sb.report.draws import by_key, load_dir
 from sb.report.served import served_at
 from sb.report.variance import tier_spread
@@ -41,11 +43,21 @@ def _accelerated_passes(docs: list[dict]) -> int:
 
 
 def cost_figures(docs: list[dict], solved: int) -> dict:
-    """{usd, per_solved, note}: note is 'no cost (control run)', 'unpriced' or '' when priced."""
+    """{usd, per_solved, note}: note is 'no cost (control run)', 'no cost (no tokens used)',
+    'unpriced' or '' when priced."""
     costs = [d["usd_cost"] for d in docs if d.get("usd_cost") is not None]
     if len(costs) < len(docs):
-        control = all(d.get("tokens") is None for d in docs)
-        return {"usd": None, "per_solved": None, "note": "no cost (control run)" if control else "unpriced"}
+        return {"usd": None, "per_solved": None, "note": no_cost_note(docs)}
     total = round(sum(costs), 6)
     return {"usd": total, "per_solved": total / solved if solved else None,
             "note": "" if solved else "nothing solved"}
+
+
+def no_cost_note(docs: list[dict]) -> str:
+    """Why a sweep has no cost, in `sb run`'s words: a control run only for the controls
+    (reference, starter); any other adapter without tokens (a `cmd:` agent) used none counted."""
+    if any(d.get("tokens") is not None for d in docs):
+        return "unpriced"
+    if all(d.get("adapter") in CONTROL_ADAPTERS for d in docs):
+        return "no cost (control run)"
+    return "no cost (no tokens used)"

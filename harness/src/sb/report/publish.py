@@ -1,9 +1,11 @@
 """`sb publish RESULTS_FILE`: copy a finished draw into leaderboard/ under a stable name.
 
-Refused: a file that is not a results document, a draw that did not finish, a cost that
-does not re-derive from its tokens through the dated price table, a draw whose set
-contradicts what SET_MANIFESTS.yaml froze for that set, and a different file already
-published under the same name. Publishing the same file twice is a no-op.
+Refused: a file that is not a results document, a draw that did not finish, a draw in which
+nothing was measured, a cost that does not re-derive from its tokens through the dated
+price table, a draw whose set contradicts what SET_MANIFESTS.yaml froze for that set, and a
+different file already published under the same name; a draw answered by another endpoint
+than the provider's API, or by a `cmd:` agent, unless the user allows it. Publishing the
+same file twice is a no-op.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from sb import results
 from sb.errors import SbError
 from sb.report import manifests
 from sb.report.draws import load_dir
-from sb.report.served import model_label, served_at
+from sb.report.served import model_label, ran_local_agent, served_at
 
 MANIFEST_NAME = "SET_MANIFESTS.yaml"
 
@@ -36,16 +38,13 @@ def cost_problems(doc: dict, where: str) -> list[str]:
     return problems
 
 
-def publish(path: Path, leaderboard: Path, allow_endpoint: bool = False) -> dict:
+def publish(path: Path, leaderboard: Path, allow_endpoint: bool = False, allow_agent: bool = False) -> dict:
     """Copy `path` into `leaderboard`; {published, path, manifest_updated}. SbError when refused."""
     doc = results.load(path)
-    where = served_at(doc)
-    if where and not allow_endpoint:
-        official = doc.get("official_endpoint") or f"{doc.get('adapter')} has no provider API"
-        raise SbError(f"refused: {path} was answered by {where}, not the provider's own API ({official}); "
-                      f"pass --allow-endpoint to publish it as '{model_label(doc)}'")
+    check_answered_by(doc, path, allow_endpoint, allow_agent)
     if not doc.get("complete"):
         raise SbError(f"{path}: the draw did not finish (complete is false); resume it first")
+    check_measured(doc, path)
     problems = cost_problems(doc, str(path))
     if problems:
         raise SbError(f"refused: the cost does not re-derive: {problems[0]}")
@@ -63,6 +62,32 @@ def publish(path: Path, leaderboard: Path, allow_endpoint: bool = False) -> dict
         shutil.copyfile(path, dest)
     updated = write_manifest(leaderboard, manifest)
     return {"published": True, "path": str(dest), "manifest_updated": updated}
+
+
+def check_answered_by(doc: dict, path: Path, allow_endpoint: bool, allow_agent: bool) -> None:
+    """Refuse answers that are not the model's own through its provider's API unless the user
+    allowed them: a `cmd:` agent (--allow-agent) runs unsandboxed, so its pass may be a copied
+    reference; another endpoint (--allow-endpoint) may serve another model under the name."""
+    if ran_local_agent(doc):
+        if not allow_agent:
+            raise SbError(f"refused: {path} was answered by a cmd: agent, which ran unsandboxed with your account's "
+                          "access, so nothing stopped it reading the tasks' references and hidden tests; "
+                          f"pass --allow-agent to publish it as '{model_label(doc)}'")
+        return
+    where = served_at(doc)
+    if where and not allow_endpoint:
+        official = doc.get("official_endpoint") or f"{doc.get('adapter')} has no provider API"
+        raise SbError(f"refused: {path} was answered by {where}, not the provider's own API ({official}); "
+                      f"pass --allow-endpoint to publish it as '{model_label(doc)}'")
+
+
+def check_measured(doc: dict, path: Path) -> None:
+    """Refuse a draw without evidence (every task adapter_error, say): its row would measure
+    nothing, and no-evidence is never published as a result."""
+    summary = results.rate(doc["tasks"])
+    if not summary["measured"]:
+        raise SbError(f"refused: {path}: nothing was measured ({summary['reason'] or 'no tasks'}); "
+                      "a draw without evidence says nothing about the model")
 
 
 def without_holdout(doc: dict) -> dict:
