@@ -125,6 +125,16 @@ def test_import_error_in_the_solution_is_solution_error(fixture_task, plain_sand
     assert "SyntaxError" in outcome.detail or "adder" in outcome.detail
 
 
+@pytest.mark.parametrize("solution, words", [
+    (b"import os\nos._exit(3)\n", "the solution's process exited with status 3"),
+    (b"def add(a, b):\n    import os\n    os._exit(7)\n", "(the solution's process exited with status 7)"),
+])
+def test_a_solution_that_ends_its_own_process_is_named_as_what_ended(fixture_task, sandbox, solution, words):
+    outcome = grade(fixture_task, {"adder.py": solution}, sandbox, expected_ids(fixture_task, sandbox))
+    assert outcome.status in (Status.SOLUTION_ERROR, Status.FAILED) and not outcome.passed
+    assert words in outcome.detail.splitlines()[0], outcome.detail
+
+
 def test_broken_task_is_collection_error_not_solution_error(task_copy, plain_sandbox):
     from sb.task import load_task_dir
     folder = task_copy()

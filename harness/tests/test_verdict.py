@@ -196,3 +196,20 @@ def test_sb_grade_counts_the_failing_tests_it_does_not_list(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert sum(line.startswith("  failed: ") for line in lines) == GRADE_FAILED_SHOWN
     assert lines[-1] == "  and 3 more failed (--json lists every one)"
+
+
+def test_where_the_wire_closed_the_detail_says_how_the_solutions_process_ended():
+    gone = "Traceback (most recent call last):\n  ...\nsb.grading.wire.protocol.WorkerGone: the wire was closed"
+    at_import = [{"event": "start"}, {"event": "collect_error", "nodeid": "test_add.py", "message": gone},
+                 {"event": "end", "exitstatus": 2}]
+    detail = decide(at_import, ended(2, worker_exit=3)).detail
+    assert detail.splitlines()[0] == "the solution's process exited with status 3"
+    in_a_call = run(phase(ADD), phase(NEG, "failed", exc="WorkerGone", message=gone.splitlines()[-1]), exitstatus=1)
+    detail = decide(in_a_call, ended(1, worker_exit=-9)).detail
+    assert detail == f"{NEG}: {gone.splitlines()[-1]} (the solution's process was killed by signal 9)"
+    assert decide(in_a_call, ended(1, worker_exit=139)).detail.endswith(
+        "exited with status 139, as a process ended by signal 11 reports it)")
+    for quiet in (ended(1, worker_exit=0), ended(1)):  # ended as asked, or not known: nothing to say
+        assert decide(in_a_call, quiet).detail == f"{NEG}: {gone.splitlines()[-1]}"
+    failing = run(phase(ADD), phase(NEG, "failed", exc="AssertionError", message="assert 1 == 2"), exitstatus=1)
+    assert decide(failing, ended(1, worker_exit=5)).detail == f"{NEG}: assert 1 == 2"  # the wire did not close

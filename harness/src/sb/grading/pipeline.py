@@ -181,9 +181,12 @@ def _run_judge(warm, sandbox: Sandbox, job: Job, slot: Path) -> Completed:
 
 def _fold(judge: Completed, worker: Completed | None) -> Completed:
     """The judge's Completed with the worker's limit folded in: the solution runs in the
-    worker, so its timeout is the grading's, and its CPU at the limit decides a stall."""
+    worker, so its timeout is the grading's, and its CPU at the limit decides a stall. How
+    the worker ended otherwise goes along, for a detail that says the solution's process
+    ended where the judge saw only its wire close."""
     if worker is None or not worker.timed_out:
-        return dataclasses.replace(judge, cpu_rate_at_limit=None)
+        return dataclasses.replace(judge, cpu_rate_at_limit=None,
+                                   worker_exit=worker.returncode if worker is not None else None)
     return dataclasses.replace(judge, timed_out=True, cpu_rate_at_limit=worker.cpu_rate_at_limit)
 
 

@@ -103,8 +103,27 @@ def verdict(slug: str, time_limit_s: int, record: Record, completed: Completed, 
         return Outcome(status=Status.TAMPERED, detail=problem, failed_tests=_failed(outcomes, expected), **base)
     if record.collect_errors:
         status = Status.SOLUTION_ERROR if starter_collects() else Status.COLLECTION_ERROR
-        return Outcome(status=status, detail=_collection_detail(record.collect_errors[0]), **base)
-    return _test_verdict(outcomes, expected, record, base)
+        detail = _collection_detail(record.collect_errors[0])
+        ended = _worker_end(detail, completed)
+        return Outcome(status=status, detail=f"{ended}\n{detail}" if ended else detail, **base)
+    outcome = _test_verdict(outcomes, expected, record, base)
+    ended = _worker_end(outcome.detail, completed)
+    if ended:  # the first line, which a table shows, names the test and then how the process ended
+        first, _, rest = outcome.detail.partition("\n")
+        outcome.detail = f"{first} ({ended})" + (f"\n{rest}" if rest else "")
+    return outcome
+
+
+def _worker_end(detail: str, completed: Completed) -> str:
+    """How the solution's process ended, where the judge saw only its wire close
+    (WorkerGone): its own traceback cannot say. '' otherwise."""
+    code = completed.worker_exit
+    if not detail or code in (None, 0) or "WorkerGone" not in detail:
+        return ""
+    if code < 0:
+        return f"the solution's process was killed by signal {-code}"
+    signal = f", as a process ended by signal {code - 128} reports it" if 128 < code < 160 else ""
+    return f"the solution's process exited with status {code}{signal}"
 
 
 def _tamper_evidence(record: Record, completed: Completed) -> str:

@@ -65,6 +65,7 @@ class Completed:
     isolation: str = ""
     killed_stragglers: bool = False
     cpu_rate_at_limit: float | None = None  # CPU seconds per second of the whole tree, sampled at the limit
+    worker_exit: int | None = None  # a grading's: how the solution's process ended, unless at its limit
 
     @property
     def looks_blocked(self) -> bool:
