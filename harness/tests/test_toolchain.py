@@ -184,3 +184,11 @@ def test_fisher_matches_a_brute_force_enumeration():
     splits = list(combinations(range(len(outcomes)), n_a))
     as_extreme = sum(1 for chosen in splits if sum(outcomes[i] for i in chosen) >= a_pass)
     assert fisher_greater(a_pass, a_fail, b_pass, b_fail) == pytest.approx(as_extreme / len(splits), rel=1e-12)
+
+
+def test_drift_without_holdout_evidence_says_there_is_nothing_to_compare(tmp_path):
+    make_doc(tmp_path, "plain", "g1", 1, [entry("pub0", "passed"), entry("pub1", "failed")])
+    done = sb("report", "--drift", "--results", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("plain: nothing to compare (no holdout task measured")
+    assert "p (public better)" not in done.stdout and "1.0000" not in done.stdout

@@ -177,10 +177,19 @@ def print_screens(rows: list) -> None:
     table = _table("task (screen)", "set", "date", "one-shot passed", "failed solves' first failing test")
     for r in screened:
         for s in r["screen"]:
-            first = "; ".join(visible(ids[0]) for ids in s["failures"]) or "-"
-            table.add_row(r["slug"], r["set"], s["date"], f"{s['passed']}/{s['solves']}", first)
+            table.add_row(r["slug"], r["set"], s["date"], f"{s['passed']}/{s['solves']}", _first_failing(s["failures"]))
     print_table(table)
     console().print("screens: independent one-shot solves before admission; never calibration, never a rate")
+
+
+def _first_failing(failures: list) -> str:
+    """Each failed solve's first failing test, a test several solves failed first named once
+    with how many (`test_x.py::test_y x3`), in the order first met."""
+    firsts = [ids[0] for ids in failures if ids]
+    if not firsts:
+        return "-"
+    named = (f"{test} x{firsts.count(test)}" if firsts.count(test) > 1 else test for test in dict.fromkeys(firsts))
+    return "; ".join(named)
 
 
 def _counts(outcome) -> str:
@@ -468,7 +477,17 @@ def print_grade(outcome) -> None:
 
 
 def print_drift(rows: list) -> None:
+    """Public against holdout pass rates per model; a model with no holdout evidence has
+    nothing to compare, and says so instead of a p-value of 1."""
+    compared = [r for r in rows if r["holdout"]["measured"] and r["strata"]]
+    for r in rows:
+        if r not in compared:
+            console().print(f"{r['model']}: nothing to compare (no holdout task measured in a suite and difficulty "
+                            "it shares with a public one; docs/holdout.md)")
+    if not compared:
+        return
     table = _table("model", "public", "holdout", "strata", "p (public better)", "")
+    rows = compared
     for r in rows:
         pub, hold = r["public"], r["holdout"]
         table.add_row(r["model"], f"{pub['passed']}/{pub['measured']}", f"{hold['passed']}/{hold['measured']}",
