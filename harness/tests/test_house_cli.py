@@ -138,6 +138,9 @@ def test_sb_new_makes_a_package_that_validates_and_is_listed(tmp_path):
     assert [r["slug"] for r in listed] == ["clamp_demo"]
     validated = sb("validate", "clamp_demo", "--json", "--isolation", "none", env=env)
     assert json.loads(validated.stdout)[0]["verdict"] == "ok", validated.stdout
+    shown = sb("validate", "clamp_demo", "--isolation", "none", env=env)
+    assert shown.returncode == 0
+    assert "clamp_demo: meta.yaml's probes (and category, suite) are still sb new's" in shown.stderr
     mutants = sb("mutants", "clamp_demo", "--json", "--isolation", "none", env=env)
     assert [m["actual"] for m in json.loads(mutants.stdout)] == ["caught", "caught"]
     again = sb("new", "clamp_demo", "--dir", str(tmp_path))

@@ -117,7 +117,8 @@ def test_sb_validate_says_how_many_rules_rest_on_observations_made_in_the_worker
     print_validations([Validation("demo", "ok", trusted=trusted, worker_observed=observed),
                        Validation("plain", "ok", trusted=trusted)])
     out = capsys.readouterr().out
-    assert "ok (2 rules rest on observations made in the worker: --json)" in out and out.count("worker") == 1
+    assert "ok (2 contract rules rest on what the solution's own process reported; --json lists them)" in out
+    assert out.count("solution's own process") == 1
     data = Validation("demo", "ok", trusted=trusted, worker_observed=observed).to_dict()
     assert data["trusted"] == [{"clause": "never builds the full matrix", "why": "tracemalloc, in the worker"}]
     assert data["worker_observed"] == [{"clause": "never builds the full matrix", "tests": ["t.py::t"]},

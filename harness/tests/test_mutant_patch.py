@@ -107,6 +107,9 @@ def test_sb_diff_output_writes_the_patch_only_once_it_is_made(fixture_env, tmp_p
     assert target.stat().st_mode & 0o777 == 0o644  # a source file, not a private one
     done = sb("diff", "fixture_add", str(copy), "-m", "x", "-o", str(tmp_path / "wrong.txt"), env=fixture_env)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and ".patch" in done.stderr
+    for words in (["-m", " "], ["-m", "x", "--survives", ""]):
+        done = sb("diff", "fixture_add", str(copy), *words, env=fixture_env)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "need words" in done.stderr
 
 
 GROWN = {"m.py": b"import math\n\n" + REFERENCE["m.py"], "q.sql": REFERENCE["q.sql"]}  # two lines above f
@@ -124,14 +127,24 @@ def test_a_rebased_patch_makes_the_same_change_where_the_lines_now_are():
     assert rebase(REFERENCE, old) == (old, [])  # a patch that applies is made again unchanged
 
 
-def test_a_hunk_whose_lines_are_gone_or_twice_as_near_is_not_guessed():
+def test_a_hunk_whose_lines_are_gone_or_repeated_is_not_guessed():
     old = parse(make_patch("caught", "c", REFERENCE, {"m.py": b"def f(x):\n    y = x + 2\n    return y\n"})).diff
-    with pytest.raises(PatchError, match="nowhere"):
+    with pytest.raises(PatchError, match="removes are nowhere in the reference; make"):
         rebase({"m.py": b"def f(x):\n    y = x + 10\n    return y\n"}, old)
-    with pytest.raises(PatchError, match="at lines 1 and 3, equally near"):  # one line above where it was, one below
-        rebase({"m.py": b"    y = x + 1\ndef f(x):\n    y = x + 1\n"}, old)
-    diff, _ = rebase({"m.py": b"    y = x + 1\n\n\n\n    y = x + 1\n"}, old)  # the nearer one is taken
-    assert diff.splitlines()[2] == "@@ -1 +1 @@"
+    # the removed line twice, four lines added above: the nearer copy is the wrong one
+    twice = b"# a\n# b\n# c\n# d\ndef g(x):\n    y = x + 1\n    return y\ndef f(x):\n    y = x + 1\n    return y\n"
+    with pytest.raises(PatchError, match="at lines 6, 9: which one it meant cannot be known"):
+        rebase({"m.py": twice}, old)
+
+
+def test_a_repeated_line_is_placed_by_the_hunk_before_it():
+    reference = {"m.py": b"def f(x):\n    y = x + 1\n    return y\ndef g(x):\n    return y\n"}
+    wrong = {"m.py": b"def f(x):\n    y = x - 1\n    return y\ndef g(x):\n    return -y\n"}
+    old = parse(make_patch("caught", "c", reference, wrong)).diff
+    grown = {"m.py": b"# one\n# two\n" + reference["m.py"]}  # 'return y' is in both, only one follows the move
+    diff, moves = rebase(grown, old)
+    assert apply(grown, diff)["m.py"] == b"# one\n# two\n" + wrong["m.py"]
+    assert moves == ["m.py: the hunk at line 2 moved to line 4", "m.py: the hunk at line 5 moved to line 7"]
 
 
 def _installed_fixture(fixture_env) -> Path:
@@ -153,9 +166,9 @@ def test_sb_mutants_rebase_moves_stale_patches_and_leaves_the_rest(fixture_env, 
 
     done = sb("mutants", "fixture_add", "--rebase", env=fixture_env)
     assert done.returncode == 1, done.stderr
-    assert "moved fixture_add off_by_one.patch" in done.stdout
+    assert f"moved fixture_add off_by_one: rewrote {package / 'mutants' / 'off_by_one.patch'}" in done.stdout
     assert "adder.py: the hunk at line 2 moved to line 4" in done.stdout
-    assert "FAILED fixture_add gone.patch: adder.py: the lines the hunk at line 2 removes are nowhere" in done.stdout
+    assert "FAILED fixture_add gone: adder.py: the lines the hunk at line 2 removes are nowhere" in done.stdout
     assert done.stdout.splitlines()[-1].startswith("mutant patches: 2 moved, 1 failed, 0 applied as they were")
     (package / "mutants" / "gone.patch").unlink()
     exported = sb("export", "fixture_add", str(tmp_path / "x"), "--mutant", "off_by_one", env=fixture_env)
@@ -168,6 +181,10 @@ def test_sb_mutants_rebase_moves_stale_patches_and_leaves_the_rest(fixture_env, 
     assert again.returncode == 0
     import json
     assert {p["state"] for r in json.loads(again.stdout) for p in r["patches"]} == {"applies"}
+    (package / "mutants" / "adds.patch").write_text(
+        "caught: c\n--- a/adder.py\n+++ b/adder.py\n@@ -3,0 +4 @@\n+    return 0\n")
+    checked = sb("mutants", "fixture_add", "--rebase", env=fixture_env)
+    assert checked.returncode == 0 and "check fixture_add adds\n  it only adds lines" in checked.stdout
 
 
 def test_validate_names_every_patch_that_does_not_load(task_copy):
@@ -176,6 +193,8 @@ def test_validate_names_every_patch_that_does_not_load(task_copy):
     folder = task_copy()
     assert mutants_problem(load_task_dir(folder, package="sb_task_fixture_add")) == ""
     (folder / "mutants" / "empty.patch").write_text("")  # what `sb diff ... > FILE` leaves when it fails
+    problem = mutants_problem(load_task_dir(folder, package="sb_task_fixture_add"))
+    assert "1 of 3 mutant patches do not load" in problem and "--rebase" not in problem  # no rebase mends that
     (folder / "reference" / "adder.py").write_text("# moved\n" + (folder / "reference" / "adder.py").read_text())
     problem = mutants_problem(load_task_dir(folder, package="sb_task_fixture_add"))
     assert problem.startswith("mutants: 3 of 3 mutant patches do not load: ")

@@ -150,7 +150,17 @@ def validate(slugs, tier, isolation, jobs, executor_name, address, as_json, lead
         _emit_json([v.to_dict() for v in results])
     else:
         terminal.print_validations(results)
+        _note_placeholders(tasks)
     sys.exit(1 if any(v.verdict == "broken" for v in results) else 0)
+
+
+def _note_placeholders(tasks: list) -> None:
+    """A task still describing itself with sb new's words validates, but says so."""
+    from sb.report.terminal import print_note
+    from sb.scaffold import PLACEHOLDER_PROBES
+    for task in tasks:
+        if task.meta.probes == PLACEHOLDER_PROBES:
+            print_note(f"{task.slug}: meta.yaml's probes (and category, suite) are still sb new's placeholders")
 
 
 @cli.command()
@@ -455,6 +465,8 @@ def diff_cmd(slug, directory, description, reason, output_path, as_json):
     """
     from sb.mutant_patch import PatchError, make_patch
     from sb.solver_output import read_solver_output
+    if not description.strip() or (reason is not None and not reason.strip()):
+        raise SbError("--description and --survives each need words: what this version does wrong, why it survives")
     task = _task(slug)
     output = read_solver_output(directory, task.starter_files)
     if output.problems:

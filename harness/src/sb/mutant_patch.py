@@ -35,6 +35,11 @@ class PatchError(ValueError):
     """A patch that does not parse or does not apply; the message says where."""
 
 
+class StalePatch(PatchError):
+    """A well-formed patch whose lines are not where it says: made against another version
+    of the reference (`rebase` may move it)."""
+
+
 @dataclass(frozen=True)
 class MutantPatch:
     expected: str
@@ -127,11 +132,13 @@ def rebase(reference: FileSet, diff: str) -> tuple[str, list[str]]:
     """The diff remade against a reference that changed since it was written, and one line
     per hunk that moved.
 
-    Each hunk that removes lines goes to where exactly those lines now are, the nearest
-    place to where the hunks before it moved (as patch(1) searches, without fuzz). A hunk
-    that only adds lines has nothing to place it by: it moves with its nearest neighbour in
-    the same file, and its line says to check it. Lines the hunk removes that appear nowhere,
-    or twice at the same distance, are a PatchError: that mutant must be made again."""
+    Each hunk that removes lines goes to where exactly those lines now are: the one place
+    they appear, or, where they appear more than once, the place the hunks before it moved
+    it to (never a guess by distance: two equal `return out` lines are told apart by nothing).
+    A hunk that only adds lines has nothing to place it by: it moves with its nearest
+    neighbour in the same file, and its line says to check it. Lines the hunk removes that
+    appear nowhere, or in several places none of which is that one, are a PatchError: that
+    mutant must be made again."""
     moves: list[str] = []
     changed = _apply(reference, diff, moves)
     return file_diffs(reference, changed), moves
@@ -215,9 +222,9 @@ def _strict_starts(name: str, old: list, hunks: list) -> list:
     cursor = 0
     for hunk in hunks:
         if hunk.first < cursor or hunk.first > len(old):
-            raise PatchError(f"{name}: hunk at line {hunk.start} is out of order or past the end of the reference")
+            raise StalePatch(f"{name}: hunk at line {hunk.start} is out of order or past the end of the reference")
         if not _removes_at(old, hunk, hunk.first):
-            raise PatchError(f"{name}: line {hunk.start} of the reference is not what the patch removes "
+            raise StalePatch(f"{name}: line {hunk.start} of the reference is not what the patch removes "
                              "(made against another version of the reference?)")
         cursor = hunk.first + len(hunk.removed)
     return [hunk.first for hunk in hunks]
@@ -232,17 +239,18 @@ def _moved_starts(name: str, old: list, hunks: list, moves: list) -> list:
             continue
         places = [q for q in range(cursor, len(old) - len(hunk.removed) + 1) if _removes_at(old, hunk, q)]
         if not places:
-            raise PatchError(f"{name}: the lines the hunk at line {hunk.start} removes are nowhere in the reference "
-                             "after the hunks before it; make this mutant again")
+            after = " after the hunks before it" if cursor else ""
+            raise PatchError(f"{name}: the lines the hunk at line {hunk.start} removes are nowhere in the "
+                             f"reference{after}; make this mutant again")
         wanted = hunk.first + shift
-        nearest = min(abs(q - wanted) for q in places)
-        found = [q for q in places if abs(q - wanted) == nearest]
-        if len(found) > 1:
+        if wanted not in places and len(places) > 1:
             raise PatchError(f"{name}: the lines the hunk at line {hunk.start} removes are at lines "
-                             f"{found[0] + 1} and {found[1] + 1}, equally near; make this mutant again")
-        starts[n], shift, cursor = found[0], found[0] - hunk.first, found[0] + len(hunk.removed)
+                             f"{', '.join(str(q + 1) for q in places[:4])}: which one it meant cannot be known; "
+                             "make this mutant again")
+        at = wanted if wanted in places else places[0]
+        starts[n], shift, cursor = at, at - hunk.first, at + len(hunk.removed)
         if shift:
-            moves.append(f"{name}: the hunk at line {hunk.start} moved to line {found[0] + 1}")
+            moves.append(f"{name}: the hunk at line {hunk.start} moved to line {at + 1}")
     located = [n for n, at in enumerate(starts) if at is not None]
     for n, hunk in enumerate(hunks):
         if starts[n] is None:

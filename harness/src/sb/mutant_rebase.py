@@ -15,12 +15,14 @@ from pathlib import Path
 
 @dataclass
 class Rebased:
-    """One patch file's fate: `applies` (left as it is), `moved`, or `failed` with why."""
+    """One patch file's fate: `applies` (left as it is), `moved`, or `failed` with why; its
+    `moves` (or, for a patch that only adds lines, the warning that nothing placed them)."""
 
     name: str
     state: str
     moves: list = field(default_factory=list)
     problem: str = ""
+    path: str = ""
 
 
 @dataclass
@@ -34,8 +36,8 @@ class RebaseReport:
 
     def to_dict(self) -> dict:
         return {"slug": self.slug, "ok": self.ok,
-                "patches": [{"name": p.name, "state": p.state, "moves": p.moves, "problem": p.problem}
-                            for p in self.patches]}
+                "patches": [{"name": p.name, "state": p.state, "moves": p.moves, "problem": p.problem,
+                             "path": p.path} for p in self.patches]}
 
 
 def rebase_task(task) -> RebaseReport:
@@ -44,25 +46,31 @@ def rebase_task(task) -> RebaseReport:
     from sb.mutant_patch import PatchError
     patches = []
     for entry in task.mutant_entries():
+        name = entry.name[:-len(".patch")]
         try:
-            patches.append(_rebased(task, entry))
+            patches.append(_rebased(task, entry, name))
         except (PatchError, UnicodeDecodeError, OSError) as exc:
-            patches.append(Rebased(entry.name, "failed", problem=str(exc)))
+            patches.append(Rebased(name, "failed", problem=str(exc), path=str(entry)))
     return RebaseReport(task.slug, patches)
 
 
-def _rebased(task, entry) -> Rebased:
-    from sb.mutant_patch import PatchError, apply, header, parse, rebase
+ADDS_ONLY = ("it only adds lines, so it applies wherever its line numbers now fall: nothing checks where "
+             "they land; read its mutant (sb export --mutant) after a change above them")
+
+
+def _rebased(task, entry, name: str) -> Rebased:
+    from sb.mutant_patch import StalePatch, apply, header, parse, rebase
     from sb.results import write_text_atomic
     spec = parse(entry.read_text(encoding="utf-8"))
     try:
         apply(task.reference_files, spec.diff)
-        return Rebased(entry.name, "applies")
-    except PatchError:
+        adds_only = not any(line.startswith("-") and not line.startswith("--- ") for line in spec.diff.splitlines())
+        return Rebased(name, "applies", [ADDS_ONLY] if adds_only else [], path=str(entry))
+    except StalePatch:
         pass
     diff, moves = rebase(task.reference_files, spec.diff)
     if not isinstance(entry, Path):
         raise OSError(f"{task.package}/mutants is not a folder on disk (rebase an editable install or a checkout)")
     write_text_atomic(entry, header(spec.expected, spec.description, spec.reason) + diff,
                       mode=entry.stat().st_mode & 0o777)
-    return Rebased(entry.name, "moved", moves)
+    return Rebased(name, "moved", moves, path=str(entry))

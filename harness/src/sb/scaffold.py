@@ -15,6 +15,9 @@ from sb.errors import SbError
 from sb.meta import SLUG
 
 
+PLACEHOLDER_PROBES = "replace me: what the task probes, in one line"  # sb validate notes a task still holding it
+
+
 def harness_requirement() -> str:
     """The harness versions a new task declares it works with: this release's series
     (`>=0.1,<0.2` for 0.1.x), so pip refuses to pair it with a harness of another series."""
@@ -63,7 +66,7 @@ accelerator: null
 difficulty: easy
 time_limit_s: 60
 deps: []
-probes: "replace me: what the task probes, in one line"
+probes: "{PLACEHOLDER_PROBES}"
 frozen_set: unvalidated
 calibration: []
 ''',

@@ -76,11 +76,12 @@ class Task:
             try:
                 found.append(self._read_patch(entry))
             except TaskError as exc:
-                problems.append(str(exc))
+                problems.append(exc)
         if problems:
-            shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
-            raise TaskError(f"{len(problems)} of {len(found) + len(problems)} mutant patches do not load: {shown} "
-                            f"({self._rebase_hint})")
+            shown = "; ".join(map(str, problems[:3])) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+            hint = f" ({self._rebase_hint})" if any(isinstance(p, StaleMutant) for p in problems) else ""
+            count = f"{len(problems)} of {len(found) + len(problems)}"
+            raise TaskError(f"{count} mutant patches do not load: {shown}{hint}")
         return tuple(found)
 
     def mutant_entries(self) -> list[Traversable]:
@@ -101,13 +102,14 @@ class Task:
             if entry.name == f"{name}.patch":
                 try:
                     return self._read_patch(entry)
-                except TaskError as exc:
+                except StaleMutant as exc:
                     raise TaskError(f"{exc} ({self._rebase_hint})") from None
         raise TaskError(f"{self.package}: no mutant named {name!r}")
 
     @property
     def _rebase_hint(self) -> str:
-        return f"after a change to the reference, sb mutants {self.slug} --rebase moves a patch onto it"
+        return (f"after a change to the reference, sb mutants {self.slug} --rebase moves a patch whose lines moved; "
+                "one whose lines changed is made again")
 
     def mutant_solution(self, mutant: Mutant) -> FileSet:
         return {**self.reference_files, **mutant.files}
@@ -182,9 +184,15 @@ class Task:
         try:
             spec = mutant_patch.parse(_utf8(entry, where))
             files = mutant_patch.apply(self.reference_files, spec.diff)
+        except mutant_patch.StalePatch as exc:
+            raise StaleMutant(f"{where}: {exc}") from None
         except mutant_patch.PatchError as exc:
             raise TaskError(f"{where}: {exc}") from None
         return Mutant(name, spec.description, spec.expected, spec.reason, files, spec.diff)
+
+
+class StaleMutant(TaskError):
+    """A mutant patch made against another version of the reference."""
 
 
 @dataclass(frozen=True)

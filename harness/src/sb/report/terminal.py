@@ -206,10 +206,11 @@ VERDICT_LABEL = {"ok": "ok", "broken": "BROKEN", "skipped": "skipped", "unchecke
 def print_validations(validations: list) -> None:
     table = _table("task", "reference", "starter", "verdict")
     for v in validations:
-        label = VERDICT_LABEL[v.verdict] + (f": {one_line(v.reason)}" if v.reason else "")
+        label = VERDICT_LABEL[v.verdict] + (f": {one_line(v.reason, 400)}" if v.reason else "")
         if v.verdict == "ok" and v.worker_observed:  # said, so that a pass is never read as more than it proves
             n = len(v.worker_observed)
-            label += f" ({n} {'rule rests' if n == 1 else 'rules rest'} on observations made in the worker: --json)"
+            label += (f" ({n} contract {'rule rests' if n == 1 else 'rules rest'} on what the solution's own process "
+                      "reported; --json lists them)")
         table.add_row(v.slug, _counts(v.reference), _counts(v.starter), label)
     print_table(table)
     tally = {k: sum(1 for v in validations if v.verdict == k) for k in VERDICT_LABEL}
@@ -267,11 +268,13 @@ def print_rebased(reports: list) -> None:
     for report in reports:
         for patch in report.patches:
             if patch.state == "moved":
-                console().print(f"moved {report.slug} {patch.name}")
-                for move in patch.moves:
-                    console().print(f"  {move}")
+                console().print(f"moved {report.slug} {patch.name}: rewrote {patch.path}")
             elif patch.state == "failed":
                 console().print(f"FAILED {report.slug} {patch.name}: {patch.problem}")
+            elif patch.moves:
+                console().print(f"check {report.slug} {patch.name}")
+            for move in patch.moves:
+                console().print(f"  {move}")
     states = [p.state for r in reports for p in r.patches]
     counts = (f"{states.count('moved')} moved, {states.count('failed')} failed, "
               f"{states.count('applies')} applied as they were")
