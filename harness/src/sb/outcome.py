@@ -73,9 +73,17 @@ class Outcome:
         return data
 
     def summary(self) -> str:
-        """'pass (29 passed)' / 'fail (3 failed, 26 passed)' / the status and its detail."""
-        parts = [f"{n} {k}" for k, n in sorted(self.counts.items()) if n]
-        counts = f" ({', '.join(parts)})" if parts else ""
+        """'pass (29 passed)' / 'fail (26 passed, 3 failed)' / the status and its detail."""
+        counts = counts_text(self.counts)
         if self.status in (Status.PASSED, Status.FAILED):
             return ("pass" if self.passed else "fail") + counts
         return f"{self.status.value}{counts}" + (f": {self.detail}" if self.detail else "")
+
+
+COUNT_ORDER = ("passed", "failed", "skipped", "missing")
+
+
+def counts_text(counts: dict | None) -> str:
+    """' (26 passed, 3 failed)': the non-zero counts in one order, in every command's lines."""
+    parts = [f"{counts[k]} {k}" for k in COUNT_ORDER if (counts or {}).get(k)]
+    return f" ({', '.join(parts)})" if parts else ""

@@ -12,7 +12,7 @@ import sys
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from sb.outcome import Status
+from sb.outcome import Status, counts_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -195,9 +195,7 @@ def _first_failing(failures: list) -> str:
 def _counts(outcome) -> str:
     if outcome is None:
         return "-"
-    c = outcome.counts
-    return (f"{outcome.status.value} ({c.get('passed', 0)} passed, {c.get('failed', 0)} failed) "
-            f"{outcome.duration_s:.1f}s")
+    return f"{outcome.status.value}{counts_text(outcome.counts)} {outcome.duration_s:.1f}s"
 
 
 VERDICT_LABEL = {"ok": "ok", "broken": "BROKEN", "skipped": "skipped", "unchecked": "UNCHECKED"}
@@ -382,9 +380,7 @@ def _duration(seconds: float) -> str:
 
 
 def _entry_result(entry: dict) -> str:
-    c = entry.get("counts") or {}
-    counts = (f" ({c.get('passed', 0)} passed" + (f", {c['failed']} failed" if c.get("failed") else "") + ")"
-              if c else "")
+    counts = counts_text(entry.get("counts"))
     if entry["status"] in (Status.PASSED.value, Status.FAILED.value):
         return ("pass" if entry["passed"] else "fail") + counts
     return entry["status"] + (f": {entry['detail']}" if entry.get("detail") else "")
