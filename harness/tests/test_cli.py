@@ -188,9 +188,10 @@ def test_named_tasks_are_a_custom_set_and_a_filter_beside_them_only_checks(fixtu
     assert select_tasks(tasks, set_name="v1") == [other]
 
 
-def test_a_run_of_named_tasks_records_the_set_custom(fixture_env, tmp_path):
-    done = sb("run", "--model", "reference", "--tasks", "fixture_add", "--set", "unvalidated", "--results",
-              str(tmp_path), env=fixture_env)
+@pytest.mark.parametrize("narrowing", [["--tasks", "fixture_add"], ["--suite", "coding"], ["--tier", "laptop"]])
+def test_a_run_narrowed_beside_its_set_records_the_set_custom(fixture_env, tmp_path, narrowing):
+    done = sb("run", "--model", "reference", *narrowing, "--set", "unvalidated", "--results", str(tmp_path),
+              env=fixture_env)
     assert done.returncode == 0, done.stderr
     (path,) = tmp_path.glob("*.json")
     assert json.loads(path.read_text())["task_set"] == "custom"

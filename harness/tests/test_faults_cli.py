@@ -49,6 +49,7 @@ def one_line_error(done, code: int, words: str) -> None:
     (["--temperature", "0.5"], "--temperature is not used by reference (no model is called)"),
     (["--timeout", "5", "--model", "starter"], "--timeout is not used by starter"),
     (["--model", "cmd:./my-agent.sh --fast"], "where ./my-agent.sh is not: name it by its full path"),
+    (["--model", "cmd:KEY=1 bin/agent"], "where bin/agent is not"),
 ])
 def test_a_bad_selection_or_setting_is_one_line_and_exit_2(fixture_env, args, words):
     base = {"--model": "reference", "--tasks": "fixture_add"}
@@ -344,3 +345,7 @@ def test_keep_refuses_a_folder_an_earlier_run_left_unless_resuming(fixture_env, 
     one_line_error(again, 2, "holds files from an earlier run")
     assert (kept / "fixture_add" / "precious.txt").read_text() == "mine\n"
     assert "a + b" in (kept / "fixture_add" / "adder.py").read_text()  # the reference's answer, not the starter
+    (tmp_path / "flat").mkdir()
+    (tmp_path / "flat" / "fixture_add").write_text("a file where the task's folder would go\n")
+    one_line_error(sb("run", "--model", "reference", "--tasks", "fixture_add", "--keep", str(tmp_path / "flat"),
+                      "--results", str(tmp_path / "r"), env=fixture_env), 2, "holds files from an earlier run")

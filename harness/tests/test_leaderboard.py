@@ -4,6 +4,7 @@ results files in leaderboard/; `sb publish` copies a draw in and refuses what do
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from datetime import date
 
 import pytest
@@ -104,6 +105,19 @@ def test_publish_refuses_a_draw_in_which_nothing_was_measured(tmp_path):
     assert "nothing was measured (2 adapter_error)" in done.stderr and not list((tmp_path / "board").glob("*"))
     one = make_doc(tmp_path / "b", "fake-a", "g2", 1, [entry("alpha", "adapter_error"), entry("beta", "timeout")])
     assert publish(one, tmp_path / "board")["published"]
+    secret = entry("beta", "passed")
+    secret["holdout"] = True  # its pass is withheld from the row: the row itself measured nothing
+    only_hidden = make_doc(tmp_path / "c", "fake-b", "g3", 1, [entry("alpha", "adapter_error"), secret])
+    done = sb("publish", str(only_hidden), "--leaderboard", str(tmp_path / "board"))
+    assert done.returncode == 2 and "nothing was measured" in done.stderr, done.stderr
+
+
+def test_a_long_model_name_publishes_under_a_name_a_file_system_takes(tmp_path):
+    agent = "/opt/agents/" + "really-long-directory/" * 15 + "agent.sh --model big --budget 100"
+    doc = make_doc(tmp_path / "a", agent, "g1", 1, [entry("alpha", "passed")], adapter="fake")
+    published = publish(doc, tmp_path / "board")
+    assert published["published"] and len(Path(published["path"]).name) < 200
+    assert Path(published["path"]).name.endswith("--g1-d1.json")
 
 
 @pytest.mark.parametrize("model, name", [

@@ -137,14 +137,44 @@ def test_a_hunk_whose_lines_are_gone_or_repeated_is_not_guessed():
         rebase({"m.py": twice}, old)
 
 
-def test_a_repeated_line_is_placed_by_the_hunk_before_it():
+def test_a_repeated_line_is_never_placed_even_where_the_hunk_before_it_points():
+    """Zero context: lines inserted between two hunks make the old shift point at the wrong
+    copy as easily as the right one."""
     reference = {"m.py": b"def f(x):\n    y = x + 1\n    return y\ndef g(x):\n    return y\n"}
     wrong = {"m.py": b"def f(x):\n    y = x - 1\n    return y\ndef g(x):\n    return -y\n"}
     old = parse(make_patch("caught", "c", reference, wrong)).diff
-    grown = {"m.py": b"# one\n# two\n" + reference["m.py"]}  # 'return y' is in both, only one follows the move
-    diff, moves = rebase(grown, old)
-    assert apply(grown, diff)["m.py"] == b"# one\n# two\n" + wrong["m.py"]
-    assert moves == ["m.py: the hunk at line 2 moved to line 4", "m.py: the hunk at line 5 moved to line 7"]
+    with pytest.raises(PatchError, match="which one it meant cannot be known"):
+        rebase({"m.py": b"# one\n# two\n" + reference["m.py"]}, old)
+    longer = {"m.py": b"def f(x):\n    y = x + 1\n    return y\n\ndef g(x):\n    return y\n# end\n"}
+    first_repeated = parse(make_patch("caught", "c", longer, {"m.py": longer["m.py"].replace(
+        b"    return y\n\n", b"    return -y\n\n").replace(b"# end", b"# END")})).diff
+    with pytest.raises(PatchError, match="at lines 5, 8"):
+        rebase({"m.py": b"# one\n# two\n" + longer["m.py"]}, first_repeated)
+    with pytest.raises(PatchError, match="at lines 3, 6"):  # its stated place holds one copy: not proof enough
+        rebase({"m.py": longer["m.py"].replace(b"# end", b"# the end")}, first_repeated)
+
+
+def test_a_last_line_without_a_newline_ends_the_file_or_the_patch_is_stale():
+    reference = {"m.py": b"def f(x):\n    return x\n"}
+    wrong = {"m.py": b"def f(x):\n    return -x"}  # the mutant's file ends without a newline
+    old = parse(make_patch("caught", "c", reference, wrong)).diff
+    assert "No newline at end of file" in old
+    grown = {"m.py": reference["m.py"] + b"def g(x):\n    return x\n"}
+    with pytest.raises(mutant_patch.StalePatch):  # applied strictly it had glued 'return -xdef g(x):'
+        apply(grown, old)
+    with pytest.raises(PatchError, match="at lines 2, 4"):  # 'return x' twice now
+        rebase(grown, old)
+    with pytest.raises(PatchError, match="ends the file without a newline, and at line 2 the reference goes on"):
+        rebase({"m.py": reference["m.py"] + b"# end\n"}, old)
+    assert apply({"m.py": b"# top\n" + reference["m.py"]}, rebase({"m.py": b"# top\n" + reference["m.py"]}, old)[0]) \
+        == {"m.py": b"# top\n" + wrong["m.py"]}
+
+
+def test_a_description_with_any_line_separator_stays_one_header_line():
+    for odd in ("\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029"):
+        text = make_patch("caught", f"a{odd}b", REFERENCE, {"m.py": b"x = 1\n"})
+        spec = parse(text)
+        assert spec.description == f"a{odd}b" and apply(REFERENCE, spec.diff)["m.py"] == b"x = 1\n"
 
 
 def _installed_fixture(fixture_env) -> Path:
@@ -184,7 +214,9 @@ def test_sb_mutants_rebase_moves_stale_patches_and_leaves_the_rest(fixture_env, 
     (package / "mutants" / "adds.patch").write_text(
         "caught: c\n--- a/adder.py\n+++ b/adder.py\n@@ -3,0 +4 @@\n+    return 0\n")
     checked = sb("mutants", "fixture_add", "--rebase", env=fixture_env)
-    assert checked.returncode == 0 and "check fixture_add adds\n  it only adds lines" in checked.stdout
+    assert checked.returncode == 0
+    assert "check fixture_add adds\n  adder.py after line 3: lines only added, placed by that number alone" \
+        in checked.stdout
 
 
 def test_validate_names_every_patch_that_does_not_load(task_copy):

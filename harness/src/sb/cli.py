@@ -54,6 +54,13 @@ def _tasks(slugs=None, suite=None, tier="all", set_name=None, names_must_match=F
                         names_must_match=names_must_match)
 
 
+def _recorded_set(slugs, suite, tier, set_name) -> str:
+    """The set a results file names: a set or `all` only when nothing else narrowed it, so a
+    row never carries a set's name for part of that set."""
+    narrowed = bool(slugs) or suite is not None or tier not in (None, "all")
+    return "custom" if narrowed else set_name or "all"
+
+
 SETTING_FLAGS = {"temperature": "--temperature", "max_tokens": "--max-tokens", "thinking_budget": "--thinking-budget",
                  "effort": "--effort", "seed": "--seed", "timeout_s": "--timeout",
                  "retry_after_cap_s": "--retry-after-cap"}
@@ -310,7 +317,7 @@ def run(models, task_list, suite, tier, set_name, keep, results_dir, isolation, 
                           "no server); drop it, or name a model served there (openai-compatible:MODEL)")
         adapter.preflight(model_id, options)
     sweeps = [Sweep(tasks, adapter, model_id, sandbox, options, results_dir, reporting.keep_dir,
-                    "custom" if slugs else set_name or "all", jobs=jobs or default_jobs(), concurrency=limit,
+                    _recorded_set(slugs, suite, tier, set_name), jobs=jobs or default_jobs(), concurrency=limit,
                     draws=repeat) for adapter, model_id, limit in chosen]
     from sb.report import terminal
     progress = None if as_json else terminal.progress_printer(sum(len(s.tasks) * s.draws for s in sweeps))

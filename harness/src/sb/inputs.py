@@ -65,7 +65,7 @@ def no_kept_folders(keep: Path, slugs: list) -> None:
     for parent in parents:
         for slug in slugs:
             folder = parent / slug
-            if folder.is_dir() and any(folder.iterdir()):
+            if folder.exists() and not folder.is_dir() or folder.is_dir() and any(folder.iterdir()):
                 raise SbError(f"--keep {keep}: {folder} holds files from an earlier run; choose another folder or "
                               "remove it (--resume continues the sweep that wrote it)")
 

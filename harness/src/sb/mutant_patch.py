@@ -108,7 +108,7 @@ def parse(text: str) -> MutantPatch:
         raise PatchError("no '--- a/FILE' line: a mutant patch is a header, then a unified diff")
     diff = "--- " + rest
     fields = {}
-    for number, line in enumerate(head.splitlines(), 1):
+    for number, line in enumerate(head.split("\n"), 1):  # one_line escapes \r and \n only
         key, colon, value = line.partition(":")
         if not colon or key.strip() not in (*VERDICTS, "reason") or key.strip() in fields:
             raise PatchError(f"header line {number}: expected 'caught: DESCRIPTION' or 'survives: DESCRIPTION' "
@@ -132,16 +132,28 @@ def rebase(reference: FileSet, diff: str) -> tuple[str, list[str]]:
     """The diff remade against a reference that changed since it was written, and one line
     per hunk that moved.
 
-    Each hunk that removes lines goes to where exactly those lines now are: the one place
-    they appear, or, where they appear more than once, the place the hunks before it moved
-    it to (never a guess by distance: two equal `return out` lines are told apart by nothing).
-    A hunk that only adds lines has nothing to place it by: it moves with its nearest
-    neighbour in the same file, and its line says to check it. Lines the hunk removes that
-    appear nowhere, or in several places none of which is that one, are a PatchError: that
-    mutant must be made again."""
+    Each hunk that removes lines goes to the one place, after the hunk before it, where
+    exactly those lines now are. Two equal `return out` lines are told apart by nothing in a
+    patch without context, so lines that appear more than once, like lines that appear
+    nowhere, are a PatchError: that mutant must be made again. A hunk that only adds lines
+    has nothing to place it by: it moves with its nearest neighbour in the same file, and
+    its line says to check it."""
     moves: list[str] = []
     changed = _apply(reference, diff, moves)
     return file_diffs(reference, changed), moves
+
+
+def insertions(diff: str) -> list[str]:
+    """Where the diff's hunks that only add lines go (`softmax.py after line 12`): applied by
+    their line numbers alone, with nothing in the patch to check the place."""
+    found, name = [], ""
+    for line in lines_of(diff):
+        if line.startswith("+++ b/"):
+            name = line[len("+++ b/"):].rstrip("\n")
+        match = _HUNK.match(line)
+        if match and match[2] == "0":
+            found.append(f"{name} after line {match[1]}")
+    return found
 
 
 def _apply(reference: FileSet, diff: str, moves: list | None) -> FileSet:
@@ -237,17 +249,19 @@ def _moved_starts(name: str, old: list, hunks: list, moves: list) -> list:
     for n, hunk in enumerate(hunks):
         if not hunk.removed:
             continue
-        places = [q for q in range(cursor, len(old) - len(hunk.removed) + 1) if _removes_at(old, hunk, q)]
+        places = [q for q in range(cursor, len(old) - len(hunk.removed) + 1) if _same_lines(old, hunk, q)]
         if not places:
             after = " after the hunks before it" if cursor else ""
             raise PatchError(f"{name}: the lines the hunk at line {hunk.start} removes are nowhere in the "
                              f"reference{after}; make this mutant again")
-        wanted = hunk.first + shift
-        if wanted not in places and len(places) > 1:
+        if len(places) > 1:
             raise PatchError(f"{name}: the lines the hunk at line {hunk.start} removes are at lines "
                              f"{', '.join(str(q + 1) for q in places[:4])}: which one it meant cannot be known; "
                              "make this mutant again")
-        at = wanted if wanted in places else places[0]
+        at = places[0]
+        if not _fits_the_end(old, hunk, at):
+            raise PatchError(f"{name}: the hunk at line {hunk.start} ends the file without a newline, and at line "
+                             f"{at + 1} the reference goes on; make this mutant again")
         starts[n], shift, cursor = at, at - hunk.first, at + len(hunk.removed)
         if shift:
             moves.append(f"{name}: the hunk at line {hunk.start} moved to line {at + 1}")
@@ -286,8 +300,22 @@ def _patched(old: list, hunks: list, starts: list) -> str:
 
 
 def _removes_at(old: list, hunk: _Hunk, at: int) -> bool:
+    """The hunk's removed lines are the reference's at `at`, and it fits the file's end there."""
+    return _same_lines(old, hunk, at) and _fits_the_end(old, hunk, at)
+
+
+def _same_lines(old: list, hunk: _Hunk, at: int) -> bool:
     window = old[at:at + len(hunk.removed)]
     return len(window) == len(hunk.removed) and [_strip(x) for x in window] == [_strip(x) for x in hunk.removed]
+
+
+def _fits_the_end(old: list, hunk: _Hunk, at: int) -> bool:
+    """A hunk whose last line has no newline (`\\ No newline at end of file`, either side)
+    ends the file: anywhere else the next line would be glued to it."""
+    ends_file = at + len(hunk.removed) == len(old)
+    if hunk.removed and not hunk.removed[-1].endswith("\n") and not (ends_file and not old[-1].endswith("\n")):
+        return False
+    return not (hunk.added and not hunk.added[-1].endswith("\n") and not ends_file)
 
 
 def _strip(line: str) -> str:

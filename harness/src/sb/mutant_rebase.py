@@ -43,9 +43,14 @@ class RebaseReport:
 def rebase_task(task) -> RebaseReport:
     """Every hand mutant patch of `task` checked against today's reference; each one that
     no longer applies rewritten in place, when it can be placed."""
+    from sb.errors import TaskError
     from sb.mutant_patch import PatchError
     patches = []
-    for entry in task.mutant_entries():
+    try:
+        entries = task.mutant_entries()
+    except TaskError as exc:  # something other than a patch in mutants/: this task only
+        return RebaseReport(task.slug, [Rebased("mutants/", "failed", problem=str(exc))])
+    for entry in entries:
         name = entry.name[:-len(".patch")]
         try:
             patches.append(_rebased(task, entry, name))
@@ -54,18 +59,16 @@ def rebase_task(task) -> RebaseReport:
     return RebaseReport(task.slug, patches)
 
 
-ADDS_ONLY = ("it only adds lines, so it applies wherever its line numbers now fall: nothing checks where "
-             "they land; read its mutant (sb export --mutant) after a change above them")
-
-
 def _rebased(task, entry, name: str) -> Rebased:
-    from sb.mutant_patch import StalePatch, apply, header, parse, rebase
+    from sb.mutant_patch import StalePatch, apply, header, insertions, parse, rebase
     from sb.results import write_text_atomic
     spec = parse(entry.read_text(encoding="utf-8"))
     try:
         apply(task.reference_files, spec.diff)
-        adds_only = not any(line.startswith("-") and not line.startswith("--- ") for line in spec.diff.splitlines())
-        return Rebased(name, "applies", [ADDS_ONLY] if adds_only else [], path=str(entry))
+        unchecked = [f"{where}: lines only added, placed by that number alone, so nothing checks where they "
+                     "land after a change above them: read the mutant (sb export --mutant)"
+                     for where in insertions(spec.diff)]
+        return Rebased(name, "applies", unchecked, path=str(entry))
     except StalePatch:
         pass
     diff, moves = rebase(task.reference_files, spec.diff)

@@ -85,5 +85,6 @@ COUNT_ORDER = ("passed", "failed", "skipped", "missing")
 
 def counts_text(counts: dict | None) -> str:
     """' (26 passed, 3 failed)': the non-zero counts in one order, in every command's lines."""
-    parts = [f"{counts[k]} {k}" for k in COUNT_ORDER if (counts or {}).get(k)]
+    given = counts or {}
+    parts = [f"{given[k]} {k}" for k in COUNT_ORDER if given.get(k)]
     return f" ({', '.join(parts)})" if parts else ""

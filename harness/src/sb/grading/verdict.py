@@ -94,10 +94,6 @@ def verdict(slug: str, time_limit_s: int, record: Record, completed: Completed, 
                        f"{completed.cpu_rate_at_limit:.2f} CPU, on a device held by: {'; '.join(device_holders[:3])}",
                        **base)
     if completed.timed_out:
-        answered = _unanswered_as_missing(outcomes, record)
-        base["counts"] = _counts(answered, expected)
-        if expected is None:  # the reference's own grading: no expected ids to miss them against
-            base["counts"]["missing"] += len(outcomes) - len(answered)
         return Outcome(status=Status.TIMEOUT, detail=f"killed at the {time_limit_s}s limit",
                        failed_tests=_failed(outcomes, expected), **base)
     if not record.started:
@@ -159,16 +155,6 @@ def _failed(outcomes: dict, expected: list | None) -> list:
     """Expected ids that did not pass: failed, skipped or missing."""
     wanted = sorted(outcomes) if expected is None else expected
     return [nodeid for nodeid in wanted if outcomes.get(nodeid) != "passed"]
-
-
-def _unanswered_as_missing(outcomes: dict, record: Record) -> dict:
-    """A grading killed at its limit: a test that failed only because the solution's process
-    was gone (the judge's own WorkerGone) was never answered by it, so it counts as missing,
-    not failed. Only the counts change; the verdict is the timeout."""
-    def gone(nodeid: str) -> bool:
-        failing = [exc for outcome, exc, _ in record.phases.get(nodeid, {}).values() if outcome == "failed"]
-        return bool(failing) and all(exc == "WorkerGone" for exc in failing)
-    return {nodeid: outcome for nodeid, outcome in outcomes.items() if not (outcome == "failed" and gone(nodeid))}
 
 
 def _counts(outcomes: dict, expected: list | None) -> dict:

@@ -33,14 +33,15 @@ class CommandAdapter(ModelAdapter):
         return False  # only as cmd:<command>
 
     def preflight(self, model: str, options: ModelOptions) -> None:
-        """A command naming a program by a relative path (`./my-agent.sh`) would be looked for
-        in each task's working folder, and fail there as exit 127 for every task."""
+        """A command naming its program by a relative path (`./my-agent.sh`, `bin/agent`) would
+        look for it in each task's working folder, and fail there as exit 127 for every task."""
         import shlex
         try:
-            program = (shlex.split(model) or [""])[0]
+            words = [w for w in shlex.split(model) if "=" not in w.split("/", 1)[0]]  # past VAR=value
         except ValueError:
             return  # the shell will say what is wrong with its quoting, once per task
-        if program.startswith(("./", "../")):
+        program = words[0] if words else ""
+        if "/" in program and not program.startswith(("/", "~")):
             from sb.errors import SbError
             raise SbError(f"cmd: runs the command in each task's working folder, where {program} is not: name it "
                           f"by its full path ({Path(program).resolve()})")

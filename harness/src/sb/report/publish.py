@@ -24,10 +24,11 @@ MANIFEST_NAME = "SET_MANIFESTS.yaml"
 
 
 def stable_name(doc: dict) -> str:
-    """'<model>--<run id>.json': the same draw always lands on the same name."""
+    """'<model>--<run id>.json': the same draw always lands on the same name. The model part
+    is cut at 100 characters (a `cmd:` agent's model is its whole command line), the run id
+    kept whole, so the name stays unique and fits a file system's 255."""
     from sb.names import safe_name
-    safe = safe_name(f"{doc['model']}--{doc['run_id']}")
-    return f"{safe}.json"
+    return f"{safe_name(doc['model'], 100)}--{safe_name(doc['run_id'])}.json"
 
 
 def cost_problems(doc: dict, where: str) -> list[str]:
@@ -44,11 +45,11 @@ def publish(path: Path, leaderboard: Path, allow_endpoint: bool = False, allow_a
     check_answered_by(doc, path, allow_endpoint, allow_agent)
     if not doc.get("complete"):
         raise SbError(f"{path}: the draw did not finish (complete is false); resume it first")
-    check_measured(doc, path)
     problems = cost_problems(doc, str(path))
     if problems:
         raise SbError(f"refused: the cost does not re-derive: {problems[0]}")
     doc = without_holdout(doc)
+    check_measured(doc, path)  # on what is published: a holdout task's pass is withheld from the row
     dest = Path(leaderboard) / stable_name(doc)
     if dest.exists():
         if json.loads(dest.read_text(encoding="utf-8")) != doc:
