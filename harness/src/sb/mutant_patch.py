@@ -245,7 +245,7 @@ def _strict_starts(name: str, old: list, hunks: list) -> list:
 def _moved_starts(name: str, old: list, hunks: list, moves: list) -> list:
     """Where each hunk goes in a changed reference (rebase's search); each move noted."""
     starts: list = [None] * len(hunks)
-    cursor, shift = 0, 0
+    cursor = 0
     for n, hunk in enumerate(hunks):
         if not hunk.removed:
             continue
@@ -262,8 +262,8 @@ def _moved_starts(name: str, old: list, hunks: list, moves: list) -> list:
         if not _fits_the_end(old, hunk, at):
             raise PatchError(f"{name}: the hunk at line {hunk.start} ends the file without a newline, and at line "
                              f"{at + 1} the reference goes on; make this mutant again")
-        starts[n], shift, cursor = at, at - hunk.first, at + len(hunk.removed)
-        if shift:
+        starts[n], cursor = at, at + len(hunk.removed)
+        if at != hunk.first:
             moves.append(f"{name}: the hunk at line {hunk.start} moved to line {at + 1}")
     located = [n for n, at in enumerate(starts) if at is not None]
     for n, hunk in enumerate(hunks):

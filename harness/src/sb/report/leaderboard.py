@@ -56,7 +56,7 @@ def cost_figures(docs: list[dict], solved: int) -> dict:
 def no_cost_note(docs: list[dict]) -> str:
     """Why a sweep has no cost, in `sb run`'s words: a control run only for the controls
     (reference, starter); any other adapter without tokens (a `cmd:` agent) used none counted."""
-    if any(d.get("tokens") is not None for d in docs):
+    if any(d.get("tokens") for d in docs):
         return "unpriced"
     if all(d.get("adapter") in CONTROL_ADAPTERS for d in docs):
         return "no cost (control run)"

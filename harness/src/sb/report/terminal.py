@@ -441,10 +441,8 @@ def _run_cost(doc: dict) -> str:
         known = f"${doc['usd_cost']:.4f} known" if doc.get("usd_cost") is not None else "nothing known"
         return f"cost unknown ({known}; the API reported no usage for some tasks)"
     if doc.get("usd_cost") is None:
-        if doc.get("tokens"):
-            return "unpriced"
-        from sb.report.calibration import CONTROL_ADAPTERS
-        return "no cost (control run)" if doc.get("adapter") in CONTROL_ADAPTERS else "no cost (no tokens used)"
+        from sb.report.leaderboard import no_cost_note
+        return no_cost_note([doc])
     partial = "" if doc.get("cost_complete", True) else " (partial: some tasks unpriced)"
     return f"${doc['usd_cost']:.4f}{partial}"
 
