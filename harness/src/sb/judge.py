@@ -139,13 +139,6 @@ def _observed():
     _state["observations"] += 1
 
 
-def wire_closed() -> bool:
-    """Whether this judge's wire to the worker has closed (the judge process asks before each
-    test: a test begun after it was never answered by a live solution)."""
-    peer = _state["peer"]
-    return peer is not None and peer.closed is not None
-
-
 def worker_observations():
     """How many times tests have used a probe so far (the judge process attributes them to
     the test, or the collected module, that used them: sb validate's worker-observed list)."""

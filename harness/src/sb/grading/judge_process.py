@@ -37,17 +37,10 @@ class Channel:
 
 class Recorder:
     """Every test phase and collection error, each with how many probe uses it made: what a
-    test learnt from a probe was observed in the solution's process (sb.judge.probe). A
-    test's setup record says whether the wire to the worker had already closed when the test
-    began, as this process saw it: a test run against a killed worker is not the solution's."""
+    test learnt from a probe was observed in the solution's process (sb.judge.probe)."""
 
-    def __init__(self, channel, observations, wire_closed):
+    def __init__(self, channel, observations):
         self.channel, self.observations, self.seen = channel, observations, 0
-        self.wire_closed, self.begun_closed = wire_closed, set()
-
-    def pytest_runtest_logstart(self, nodeid, location):
-        if self.wire_closed():
-            self.begun_closed.add(nodeid)
 
     def _probed(self):
         now = self.observations()
@@ -69,9 +62,8 @@ class Recorder:
             import pytest
             outcome = "skipped" if excinfo.errisinstance(pytest.skip.Exception) else "failed"
             exc, message = excinfo.typename, _short(excinfo.exconly())
-        closed = {"wire_closed": True} if call.when == "setup" and item.nodeid in self.begun_closed else {}
         self.channel.emit(event="test", nodeid=item.nodeid, when=call.when, outcome=outcome, exc=exc,
-                          message=message, probed=self._probed(), **closed)
+                          message=message, probed=self._probed())
 
 
 def _short(text, limit=MESSAGE_LIMIT):
@@ -102,7 +94,7 @@ def main(argv):
             # whole failing grading, for an output tail nobody parses. Native ones are cheap.
             "--tb=native"]
     try:
-        status = int(pytest.main(args, plugins=[Recorder(channel, judge.worker_observations, judge.wire_closed)]))
+        status = int(pytest.main(args, plugins=[Recorder(channel, judge.worker_observations)]))
     except BaseException as exc:  # noqa: BLE001 - a bug in a hidden test's module-level code, say
         channel.emit(event="collect_error", nodeid="", message=f"pytest.main failed: {type(exc).__name__}: {exc}")
         status = 3

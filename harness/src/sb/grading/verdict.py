@@ -29,7 +29,6 @@ class Record:
     collect_errors: list = field(default_factory=list)
     phases: dict = field(default_factory=dict)  # nodeid -> {when: (outcome, exc, message)}
     probed: set = field(default_factory=set)    # tests, and collected modules, that used a probe
-    begun_unanswered: set = field(default_factory=set)  # tests begun after the judge saw its wire close
 
     def add(self, event: dict) -> None:
         kind = event.get("event")
@@ -45,8 +44,6 @@ class Record:
             self._add_phase(event)
             if event.get("probed"):
                 self.probed.add(event["nodeid"])
-            if event.get("wire_closed") is True:
-                self.begun_unanswered.add(event["nodeid"])
         elif kind == "collect_probed":
             self.probed.add(str(event.get("nodeid") or ""))
         elif kind == "end":
@@ -97,10 +94,6 @@ def verdict(slug: str, time_limit_s: int, record: Record, completed: Completed, 
                        f"{completed.cpu_rate_at_limit:.2f} CPU, on a device held by: {'; '.join(device_holders[:3])}",
                        **base)
     if completed.timed_out:
-        answered = {nodeid: outcome for nodeid, outcome in outcomes.items() if nodeid not in record.begun_unanswered}
-        base["counts"] = _counts(answered, expected)
-        if expected is None:  # the reference's own grading: no expected ids to miss them against
-            base["counts"]["missing"] += len(outcomes) - len(answered)
         return Outcome(status=Status.TIMEOUT, detail=f"killed at the {time_limit_s}s limit",
                        failed_tests=_failed(outcomes, expected), **base)
     if not record.started:
